@@ -1,0 +1,45 @@
+/**
+ * Kubernetes resource.Quantity parsing. Quantities are parsed once at the boundary
+ * into plain numbers in base units (cores are kept as millicores by the caller).
+ */
+
+const QUANTITY = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
+
+const SUFFIX: Record<string, number> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, '': 1,
+  k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+export class QuantityError extends Error {
+  constructor(readonly input: unknown) {
+    super(`invalid quantity ${JSON.stringify(input)}`);
+  }
+}
+
+/** Parses a quantity ("1.5", "500m", "4Gi", "1e3", 2) into base units. */
+export function parseQuantity(input: string | number): number {
+  if (typeof input === 'number') {
+    if (!Number.isFinite(input)) throw new QuantityError(input);
+    return input;
+  }
+  if (typeof input !== 'string') throw new QuantityError(input);
+  const m = QUANTITY.exec(input.trim());
+  if (!m) throw new QuantityError(input);
+  const value = Number(m[1]);
+  const suffix = m[2] ?? '';
+  const multiplier = suffix in SUFFIX ? SUFFIX[suffix]! : 10 ** Number(suffix.slice(1));
+  const result = value * multiplier;
+  if (!Number.isFinite(result)) throw new QuantityError(input);
+  return result;
+}
+
+/** CPU as integer millicores, rounded up as the scheduler does ("100m" -> 100, "0.0001" -> 1). */
+export function parseMilliCpu(input: string | number): number {
+  return Math.ceil(parseQuantity(input) * 1000 - 1e-9);
+}
+
+/** Byte-valued and count-valued quantities as integers, rounded up. */
+export function parseInteger(input: string | number): number {
+  return Math.ceil(parseQuantity(input) - 1e-9);
+}

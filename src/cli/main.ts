@@ -1,0 +1,50 @@
+import { type Command, CliError, UsageError, parseCommandArgs } from './command.js';
+
+/** Subcommands, loaded lazily so `headroom plan` does not pay for the controller's imports. */
+const commands: Record<string, () => Promise<Command>> = {
+};
+
+function topLevelHelp(loaded: Command[]): string {
+  const width = Math.max(...loaded.map((c) => c.name.length), 4);
+  return [
+    'headroom: a predictive node autoscaler for Cluster API clusters',
+    '',
+    'Usage: headroom <command> [options]',
+    '',
+    'Commands:',
+    ...loaded.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `headroom <command> --help` for a command\'s options.',
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  try {
+    if (!name || name === '--help' || name === '-h' || name === 'help') {
+      const loaded = await Promise.all(Object.values(commands).map((load) => load()));
+      console.log(topLevelHelp(loaded));
+      return name ? 0 : 2;
+    }
+    const load = commands[name];
+    if (!load) throw new UsageError(`unknown command "${name}" (see headroom --help)`);
+    const cmd = await load();
+    const { values, positionals } = parseCommandArgs(cmd, rest);
+    if (values.help) {
+      console.log(cmd.usage);
+      return 0;
+    }
+    return await cmd.run(values, positionals);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`headroom: ${err.message}`);
+      return 2;
+    }
+    if (err instanceof CliError) {
+      console.error(`headroom: ${err.message}`);
+      return 1;
+    }
+    console.error(`headroom: ${(err as Error)?.message ?? String(err)}`.split('\n')[0]);
+    return 1;
+  }
+}

@@ -1,0 +1,39 @@
+import type {
+  KubernetesObject, V1DaemonSet, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
+  V1PodDisruptionBudget, V1StorageClass,
+} from '@kubernetes/client-node';
+
+/**
+ * The raw Kubernetes objects Headroom reasons about, as read from a file
+ * (`headroom plan`), an informer cache (the controller) or the simulator.
+ * CAPI and our own CRDs are kept as unstructured objects here and parsed into
+ * typed views by src/api; `buildSnapshot` turns all of it into a ClusterSnapshot.
+ */
+export interface ClusterObjects {
+  pods: V1Pod[];
+  nodes: V1Node[];
+  daemonSets: V1DaemonSet[];
+  podDisruptionBudgets: V1PodDisruptionBudget[];
+  persistentVolumes: V1PersistentVolume[];
+  persistentVolumeClaims: V1PersistentVolumeClaim[];
+  storageClasses: V1StorageClass[];
+  /** MachineDeployments, MachineSets and MachinePools (cluster.x-k8s.io v1beta1 or v1beta2). */
+  nodeGroups: UnstructuredObject[];
+  machines: UnstructuredObject[];
+  /** headroom.dev NodePools. */
+  nodePools: UnstructuredObject[];
+  /** autoscaling.x-k8s.io CapacityBuffers. */
+  capacityBuffers: UnstructuredObject[];
+  /** Namespaces, for pod affinity namespaceSelector. */
+  namespaces: KubernetesObject[];
+}
+
+export type UnstructuredObject = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+
+export function emptyClusterObjects(): ClusterObjects {
+  return {
+    pods: [], nodes: [], daemonSets: [], podDisruptionBudgets: [], persistentVolumes: [],
+    persistentVolumeClaims: [], storageClasses: [], nodeGroups: [], machines: [], nodePools: [],
+    capacityBuffers: [], namespaces: [],
+  };
+}

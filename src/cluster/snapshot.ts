@@ -1,0 +1,127 @@
+import type {
+  V1Affinity, V1LabelSelector, V1Taint, V1Toleration, V1TopologySpreadConstraint,
+  V1TopologySelectorTerm, V1VolumeNodeAffinity,
+} from '@kubernetes/client-node';
+import type { NodeGroupKind } from '../packing/plan.js';
+import type { Resources } from '../scheduling/resources.js';
+
+/**
+ * An immutable, plain-data view of the cluster for solving. Built from
+ * ClusterObjects by `buildSnapshot` (src/cluster/build-snapshot.ts), posted to the
+ * piscina workers by structured clone, and consumed by the pure solver. Everything
+ * is parsed and validated by then: quantities are numbers, annotations are fields.
+ */
+export interface ClusterSnapshot {
+  groups: NodeGroup[];
+  /** Existing nodes, plus in-flight placeholders for replicas not yet registered. */
+  nodes: SnapshotNode[];
+  /** Demand: unbound, non-terminal, non-DaemonSet, ungated pods (and predicted pods). */
+  pendingPods: SchedulingPod[];
+  volumes: VolumeTopology;
+  /** Namespace name -> labels, for pod affinity namespaceSelector. */
+  namespaceLabels: Record<string, Record<string, string>>;
+  /** NodePool limits, keyed by NodePool name. Groups point at their pool. */
+  limits: Record<string, PoolLimits>;
+}
+
+/** A MachineDeployment, MachineSet or MachinePool that Headroom may scale. */
+export interface NodeGroup {
+  /** `${kind}/${namespace}/${name}`, the id used in plans. */
+  id: string;
+  kind: NodeGroupKind;
+  namespace: string;
+  name: string;
+  clusterName: string;
+  minSize: number;
+  maxSize: number;
+  /** spec.replicas as observed. */
+  replicas: number;
+  /** What a new node of this group looks like (allocatable, labels incl. zone, taints). */
+  template: NodeTemplate;
+  /** Price per node-hour: the headroom.dev/price annotation, or derived from shape. */
+  pricePerHour: number;
+  capacityType: 'on-demand' | 'spot';
+  /** Requests of the DaemonSet pods that would land on a new node of this group. */
+  daemonSetOverhead: Resources;
+  /** The NodePool this group belongs to, if any (for limits and weight). */
+  nodePool?: string;
+  /** NodePool weight: higher is preferred before price is compared. */
+  weight: number;
+}
+
+export interface NodeTemplate {
+  allocatable: Resources;
+  labels: Record<string, string>;
+  taints: V1Taint[];
+}
+
+export interface SnapshotNode {
+  name: string;
+  /** The group that owns this node's Machine, if known. */
+  groupId?: string;
+  labels: Record<string, string>;
+  taints: V1Taint[];
+  allocatable: Resources;
+  /** Pods bound to the node (including DaemonSet pods), for resources, ports, affinity and spread. */
+  pods: SchedulingPod[];
+  /** A replica that was requested but has no Node yet: capacity that is on its way. */
+  inFlight: boolean;
+  /** Cordoned, or its Machine is being deleted / drained: nothing new lands here. */
+  unschedulable: boolean;
+}
+
+export interface HostPort {
+  port: number;
+  protocol: string;
+  hostIP: string;
+}
+
+/** The scheduling-relevant view of a pod. */
+export interface SchedulingPod {
+  /** `namespace/name` */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  /**
+   * Pods with the same equivalence key have identical scheduling constraints and
+   * requests (same owner template), so the solver places them as one class.
+   */
+  equivalenceKey: string;
+  /** `Kind/namespace/name` of the controlling owner, if any. */
+  owner?: string;
+  requests: Resources;
+  priority: number;
+  nodeSelector: Record<string, string>;
+  affinity?: V1Affinity;
+  tolerations: V1Toleration[];
+  topologySpreadConstraints: V1TopologySpreadConstraint[];
+  hostPorts: HostPort[];
+  /** Claim names (in the pod's namespace) of its persistentVolumeClaim volumes. */
+  claims: string[];
+  /** Set for bound pods. */
+  nodeName?: string;
+  /** True for pods that do not exist yet (forecasts, CapacityBuffers). */
+  predicted?: boolean;
+}
+
+export interface VolumeTopology {
+  /** PV name -> its required node affinity. */
+  persistentVolumes: Record<string, { nodeAffinity?: V1VolumeNodeAffinity }>;
+  /** `namespace/name` -> claim. */
+  claims: Record<string, { volumeName?: string; storageClassName?: string; bound: boolean }>;
+  storageClasses: Record<string, { waitForFirstConsumer: boolean; allowedTopologies?: V1TopologySelectorTerm[] }>;
+}
+
+export interface PoolLimits {
+  /** Upper bounds; absent means unlimited. cpu in millicores, memory in bytes. */
+  cpu?: number;
+  memory?: number;
+  nodes?: number;
+  /** Current usage by the pool's nodes (existing and in flight). */
+  used: { cpu: number; memory: number; nodes: number };
+}
+
+/** A label selector, re-exported so callers need not import the client for types. */
+export type LabelSelector = V1LabelSelector;

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Builds the real Kubernetes binaries the integration tests run against, from the Go
+# module proxy, into a cache outside the repo keyed by version. A warm cache costs
+# nothing; a cold one takes several minutes on 2 cores, so progress is printed.
+#
+# HEADROOM_TEST_ASSETS=/dir  use prebuilt binaries from /dir instead (like envtest's
+#                            KUBEBUILDER_ASSETS); nothing is built.
+# HEADROOM_CACHE=/dir        cache root (default ~/.cache/headroom).
+#
+# Prints the directory that holds the binaries on its last line of stdout.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+BINARIES=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok helm)
+
+log() { echo "[build-binaries] $*" >&2; }
+
+if [[ -n "${HEADROOM_TEST_ASSETS:-}" ]]; then
+  for b in "${BINARIES[@]}"; do
+    [[ -x "$HEADROOM_TEST_ASSETS/$b" ]] || { echo "HEADROOM_TEST_ASSETS=$HEADROOM_TEST_ASSETS lacks an executable $b" >&2; exit 1; }
+  done
+  echo "$HEADROOM_TEST_ASSETS"
+  exit 0
+fi
+
+command -v go >/dev/null || { echo "go is required to build the test binaries (or set HEADROOM_TEST_ASSETS)" >&2; exit 1; }
+
+CACHE="${HEADROOM_CACHE:-$HOME/.cache/headroom}"
+KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_helm-${HELM_VERSION}"
+OUT="$CACHE/bin/$KEY"
+mkdir -p "$OUT"
+export GOFLAGS="-mod=mod" GOTOOLCHAIN=local CGO_ENABLED=0
+
+have() { [[ -x "$OUT/$1" ]]; }
+k8s_staging_minor="v0.${K8S_VERSION#v1.}"
+
+build_k8s() {
+  local missing=()
+  for b in kube-apiserver kube-scheduler kube-controller-manager; do have "$b" || missing+=("$b"); done
+  [[ ${#missing[@]} -eq 0 ]] && { log "kubernetes $K8S_VERSION: cached"; return; }
+  local mod="$CACHE/tools/k8s-$K8S_VERSION"
+  mkdir -p "$mod"
+  if [[ ! -f "$mod/go.sum" ]]; then
+    log "kubernetes $K8S_VERSION: preparing tools module"
+    go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
+    local gomod
+    gomod="$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$K8S_VERSION.mod"
+    {
+      echo "module headroom.dev/testtools/k8s"
+      echo
+      echo "go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')"
+      echo
+      echo "require k8s.io/kubernetes $K8S_VERSION"
+      echo
+      # Every staging module the release replaces with a local path is served under
+      # its own v0.Y.Z version.
+      grep -E '^\s+k8s\.io/[a-z0-9-]+ => \./staging/' "$gomod" | awk -v v="$k8s_staging_minor" '{print "replace " $1 " => " $1 " " v}'
+    } > "$mod/go.mod"
+    cat > "$mod/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+    (cd "$mod" && go mod tidy -e >&2)
+  fi
+  for b in "${missing[@]}"; do
+    log "kubernetes $K8S_VERSION: building $b (minutes on a cold cache)"
+    (cd "$mod" && go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b")
+    mv "$OUT/$b.tmp" "$OUT/$b"
+  done
+}
+
+build_etcd() {
+  have etcd && { log "etcd $ETCD_VERSION: cached"; return; }
+  local mod="$CACHE/tools/etcd-$ETCD_VERSION"
+  mkdir -p "$mod"
+  log "etcd $ETCD_VERSION: building"
+  cat > "$mod/go.mod" <<GOMOD
+module headroom.dev/testtools/etcd
+
+go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+GOMOD
+  cat > "$mod/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
+GO
+  (cd "$mod" && go mod tidy -e >&2 && go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "$OUT/etcd.tmp" "$OUT/etcd"
+}
+
+go_install() { # name module@version
+  have "$1" && { log "$1: cached"; return; }
+  log "$1: building $2"
+  GOBIN="$OUT/.gobin-$1" go install -trimpath -ldflags "-s -w" "$2"
+  mv "$OUT/.gobin-$1/$1" "$OUT/$1" && rmdir "$OUT/.gobin-$1"
+}
+
+start=$(date +%s)
+build_etcd
+go_install kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+go_install helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+build_k8s
+# kwok >= v0.8 needs its stages passed with --config; they ship in the module.
+if [[ ! -f "$OUT/kwok-stages.yaml" ]]; then
+  go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" >/dev/null
+  kdir="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION"
+  {
+    for f in node-fast pod-fast; do
+      for p in "$kdir"/kustomize/stage/*/"$f"/*.yaml "$kdir"/kustomize/stage/*/*/"$f"/*.yaml; do
+        [[ -f "$p" && "$(basename "$p")" != kustomization.yaml ]] && { echo "---"; cat "$p"; }
+      done
+    done
+  } > "$OUT/kwok-stages.yaml.tmp" 2>/dev/null || true
+  mv "$OUT/kwok-stages.yaml.tmp" "$OUT/kwok-stages.yaml"
+fi
+log "binaries ready in $OUT ($(( $(date +%s) - start ))s)"
+echo "$OUT"

@@ -1,0 +1,33 @@
+import { expect } from 'chai';
+import { parseInteger, parseMilliCpu, parseQuantity, QuantityError } from '../../src/api/quantity.js';
+
+describe('quantity', () => {
+  it('parses decimal and binary suffixes differently', () => {
+    expect(parseInteger('1G')).to.equal(1_000_000_000);
+    expect(parseInteger('1Gi')).to.equal(1_073_741_824);
+    expect(parseInteger('128974848')).to.equal(128974848);
+    expect(parseInteger('129e6')).to.equal(129_000_000);
+    expect(parseInteger('123Mi')).to.equal(123 * 1024 * 1024);
+    expect(parseInteger('1k')).to.equal(1000);
+  });
+
+  it('parses cpu into millicores, rounding up', () => {
+    expect(parseMilliCpu('100m')).to.equal(100);
+    expect(parseMilliCpu('1.5')).to.equal(1500);
+    expect(parseMilliCpu(2)).to.equal(2000);
+    expect(parseMilliCpu('0.0001')).to.equal(1);
+    expect(parseMilliCpu('250000u')).to.equal(250);
+  });
+
+  it('treats E as exa but e3 as an exponent', () => {
+    expect(parseQuantity('1E')).to.equal(1e18);
+    expect(parseQuantity('1e3')).to.equal(1000);
+    expect(parseQuantity('1E3')).to.equal(1000);
+  });
+
+  for (const bad of ['12Qi', '', 'Gi', '1.2.3', 'ten', '1 Gi', '--1']) {
+    it(`rejects ${JSON.stringify(bad)}`, () => {
+      expect(() => parseQuantity(bad)).to.throw(QuantityError, 'invalid quantity');
+    });
+  }
+});
