@@ -1,0 +1,55 @@
+import type { NodeGroupKind } from '../packing/plan.js';
+
+/** Identifies a scalable CAPI node group. */
+export interface NodeGroupRef {
+  kind: NodeGroupKind;
+  namespace: string;
+  name: string;
+}
+
+/** A node Headroom wants gone, with the Machine that backs it. */
+export interface MachineRef {
+  namespace: string;
+  name: string;
+  nodeName?: string;
+}
+
+/** A request for a standalone Machine (the Karpenter NodeClaim style). */
+export interface StandaloneMachineRequest {
+  nodePool: string;
+  namespace: string;
+  clusterName: string;
+  /** Why it is created: the pods it is for, for events and tracing. */
+  reason: string;
+}
+
+export interface ScaleResult {
+  /** Replicas after the write (or what would have been written, in dry run). */
+  replicas: number;
+  written: boolean;
+}
+
+/**
+ * The CAPI actuator: the only code that writes CAPI objects. Like Karpenter's
+ * cloud provider it is a narrow interface, so the controller, the simulator and
+ * tests can swap the implementation (real apiserver, in-process simulated cluster).
+ */
+export interface CapiActuator {
+  /** Observed spec.replicas of a group (through the scale subresource). */
+  getReplicas(group: NodeGroupRef): Promise<number>;
+  /**
+   * Sets replicas to `to` if they are still `from` (optimistic concurrency;
+   * re-reads and retries on conflict). Never goes outside [min, max].
+   */
+  scaleTo(group: NodeGroupRef, from: number, to: number, reason: string): Promise<ScaleResult>;
+  /**
+   * Removes one specific machine from its group: annotates it
+   * cluster.x-k8s.io/delete-machine, then decrements replicas; rolls the
+   * annotation back if the decrement fails. Refuses to go below min size.
+   */
+  deleteMachine(group: NodeGroupRef, machine: MachineRef, reason: string): Promise<ScaleResult>;
+  /** Creates a standalone Machine (plus bootstrap and infrastructure objects); returns its name. */
+  createMachine(request: StandaloneMachineRequest): Promise<string>;
+  /** Deletes a standalone Machine that Headroom created. */
+  deleteStandaloneMachine(machine: MachineRef, reason: string): Promise<void>;
+}
