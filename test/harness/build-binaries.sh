@@ -4,7 +4,9 @@
 # nothing; a cold one takes several minutes on 2 cores, so progress is printed.
 #
 # HEADROOM_TEST_ASSETS=/dir  use prebuilt binaries from /dir instead (like envtest's
-#                            KUBEBUILDER_ASSETS); nothing is built.
+#                            KUBEBUILDER_ASSETS); nothing is built. /dir holds
+#                            kube-apiserver kube-scheduler kube-controller-manager etcd
+#                            kwok helm, and kwok-stages.yaml (kwok's node/pod "fast" stages).
 # HEADROOM_CACHE=/dir        cache root (default ~/.cache/headroom).
 #
 # Prints the directory that holds the binaries on its last line of stdout.
@@ -22,15 +24,25 @@ if [[ -n "${HEADROOM_TEST_ASSETS:-}" ]]; then
   for b in "${BINARIES[@]}"; do
     [[ -x "$HEADROOM_TEST_ASSETS/$b" ]] || { echo "HEADROOM_TEST_ASSETS=$HEADROOM_TEST_ASSETS lacks an executable $b" >&2; exit 1; }
   done
+  [[ -f "$HEADROOM_TEST_ASSETS/kwok-stages.yaml" ]] || { echo "HEADROOM_TEST_ASSETS=$HEADROOM_TEST_ASSETS lacks kwok-stages.yaml" >&2; exit 1; }
   echo "$HEADROOM_TEST_ASSETS"
   exit 0
 fi
 
-command -v go >/dev/null || { echo "go is required to build the test binaries (or set HEADROOM_TEST_ASSETS)" >&2; exit 1; }
-
 CACHE="${HEADROOM_CACHE:-$HOME/.cache/headroom}"
 KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_helm-${HELM_VERSION}"
 OUT="$CACHE/bin/$KEY"
+
+complete=1
+for b in "${BINARIES[@]}"; do [[ -x "$OUT/$b" ]] || complete=0; done
+grep -q 'name: pod-ready' "$OUT/kwok-stages.yaml" 2>/dev/null || complete=0
+if [[ $complete == 1 ]]; then
+  log "all binaries cached in $OUT"
+  echo "$OUT"
+  exit 0
+fi
+
+command -v go >/dev/null || { echo "go is required to build the test binaries (or set HEADROOM_TEST_ASSETS)" >&2; exit 1; }
 mkdir -p "$OUT"
 export GOFLAGS="-mod=mod" GOTOOLCHAIN=local CGO_ENABLED=0
 
@@ -114,17 +126,21 @@ build_etcd
 go_install kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 go_install helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 build_k8s
-# kwok >= v0.8 needs its stages passed with --config; they ship in the module.
-if [[ ! -f "$OUT/kwok-stages.yaml" ]]; then
+# kwok >= v0.8 needs its stages passed with --config; they ship in the kwok module as
+# kustomize/stage/{node,pod}/fast/*.yaml (the same ones kwokctl embeds: node-initialize,
+# pod-ready, pod-complete, pod-delete). No heartbeat stage: the test control plane
+# runs no node-lifecycle controller, so a Ready node stays Ready.
+if ! grep -q 'name: node-initialize' "$OUT/kwok-stages.yaml" 2>/dev/null || ! grep -q 'name: pod-ready' "$OUT/kwok-stages.yaml"; then
+  log "kwok $KWOK_VERSION: extracting node-fast and pod-fast stages"
   go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" >/dev/null
-  kdir="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION"
-  {
-    for f in node-fast pod-fast; do
-      for p in "$kdir"/kustomize/stage/*/"$f"/*.yaml "$kdir"/kustomize/stage/*/*/"$f"/*.yaml; do
-        [[ -f "$p" && "$(basename "$p")" != kustomization.yaml ]] && { echo "---"; cat "$p"; }
-      done
-    done
-  } > "$OUT/kwok-stages.yaml.tmp" 2>/dev/null || true
+  kdir="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+  for p in "$kdir"/node/fast/*.yaml "$kdir"/pod/fast/*.yaml; do
+    [[ "$(basename "$p")" == kustomization.yaml ]] && continue
+    echo "---"
+    cat "$p"
+  done > "$OUT/kwok-stages.yaml.tmp"
+  grep -q 'name: node-initialize' "$OUT/kwok-stages.yaml.tmp" && grep -q 'name: pod-ready' "$OUT/kwok-stages.yaml.tmp" \
+    || { echo "kwok stages not found under $kdir" >&2; exit 1; }
   mv "$OUT/kwok-stages.yaml.tmp" "$OUT/kwok-stages.yaml"
 fi
 log "binaries ready in $OUT ($(( $(date +%s) - start ))s)"
