@@ -1,0 +1,46 @@
+import type { V1Node, V1NodeList, V1Pod } from '@kubernetes/client-node';
+import { HttpError } from '../server/app.js';
+import type { Candidates } from './types.js';
+
+export interface ParsedArgs {
+  pod: V1Pod;
+  candidates: Candidates;
+}
+
+/**
+ * Validates ExtenderArgs. Keys are matched as Go's encoding/json matches them
+ * (exact Go field name first, then case-insensitively), so `Pod` and `pod` both work.
+ */
+export function parseExtenderArgs(body: unknown): ParsedArgs {
+  if (!isObject(body)) throw new HttpError(400, 'ExtenderArgs must be a JSON object');
+  const pod = field(body, 'Pod');
+  if (!isObject(pod)) throw new HttpError(400, 'ExtenderArgs.Pod is required');
+  const names = field(body, 'NodeNames');
+  if (names !== undefined && names !== null) {
+    if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) {
+      throw new HttpError(400, 'ExtenderArgs.NodeNames must be an array of strings');
+    }
+    return { pod: pod as V1Pod, candidates: { mode: 'names', names } };
+  }
+  const list = field(body, 'Nodes');
+  if (list !== undefined && list !== null) {
+    if (!isObject(list)) throw new HttpError(400, 'ExtenderArgs.Nodes must be a NodeList');
+    const items = list.items ?? [];
+    if (!Array.isArray(items) || !items.every((n) => isObject(n) && isObject(n.metadata) && typeof n.metadata.name === 'string')) {
+      throw new HttpError(400, 'ExtenderArgs.Nodes.items must be Nodes with metadata.name');
+    }
+    return { pod: pod as V1Pod, candidates: { mode: 'nodes', list: list as unknown as V1NodeList, nodes: items as V1Node[] } };
+  }
+  throw new HttpError(400, 'ExtenderArgs needs NodeNames (nodeCacheCapable: true) or Nodes (nodeCacheCapable: false)');
+}
+
+function field(obj: Record<string, unknown>, goName: string): unknown {
+  if (goName in obj) return obj[goName];
+  const lower = goName.toLowerCase();
+  for (const k in obj) if (k.toLowerCase() === lower) return obj[k];
+  return undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

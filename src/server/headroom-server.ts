@@ -1,0 +1,50 @@
+import type { ExtenderState } from '../extender/state.js';
+import { extenderRoutes } from '../extender/routes.js';
+import type { Clock } from '../provisioning/clock.js';
+import type { DemandIntake } from '../provisioning/demand-intake.js';
+import { mutatePodsRoute } from '../webhook/mutate-pods.js';
+import { createApp } from './app.js';
+import { listen, type RunningServer } from './listen.js';
+import { readTlsDir, watchTlsDir, type TlsMaterial, type WatchOptions } from './tls.js';
+
+export interface HeadroomServerOptions {
+  host: string;
+  port: number;
+  /**
+   * Serving certificate: material in memory, a mounted secret directory (watched and
+   * reloaded on rotation), or `false` for plain HTTP (loopback only; the caller checks).
+   */
+  tls: TlsMaterial | { dir: string; watch?: WatchOptions } | false;
+  state: () => ExtenderState;
+  intake: DemandIntake;
+  clock: Clock;
+  ready(): boolean;
+  logError?: (message: string) => void;
+}
+
+/** The webhook, the extender, health and metrics on one TLS listener. */
+export async function startHeadroomServer(opts: HeadroomServerOptions): Promise<RunningServer> {
+  const logError = opts.logError ?? ((m: string) => console.error(m));
+  const app = createApp({
+    ready: opts.ready,
+    logError,
+    routes: [
+      mutatePodsRoute({ intake: opts.intake, clock: opts.clock, logError }),
+      ...extenderRoutes({ state: opts.state, intake: opts.intake, clock: opts.clock }),
+    ],
+  });
+  const tlsOpt = opts.tls;
+  const dir = tlsOpt && 'dir' in tlsOpt ? tlsOpt : undefined;
+  const material = dir ? await readTlsDir(dir.dir) : (tlsOpt as TlsMaterial | false);
+  const running = await listen(app, { host: opts.host, port: opts.port, tls: material });
+  if (!dir || !material) return running;
+  const stop = watchTlsDir(dir.dir, material, (m) => running.updateTls(m), { onError: logError, ...dir.watch });
+  return {
+    ...running,
+    updateTls: running.updateTls,
+    close: (graceMs?: number) => {
+      stop();
+      return running.close(graceMs);
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { createServer as createHttpServer, type RequestListener, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { isIP } from 'node:net';
+import type { TlsMaterial } from './tls.js';
+
+export interface ListenOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Serving certificate; `false` serves plain HTTP (callers allow that on loopback only). */
+  tls: TlsMaterial | false;
+}
+
+export interface RunningServer {
+  readonly server: HttpServer | HttpsServer;
+  readonly host: string;
+  readonly port: number;
+  /** e.g. https://127.0.0.1:8443 */
+  readonly url: string;
+  /** Swaps the serving certificate for new connections; existing ones keep theirs. */
+  updateTls(m: TlsMaterial): void;
+  /**
+   * Stops accepting, drops idle keep-alive connections, gives in-flight requests
+   * `graceMs` (default 1000) to finish, then drops the rest; resolves when closed.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts `handler` (an express app) on node:https, or node:http when tls is false. */
+export async function listen(handler: RequestListener, opts: ListenOptions): Promise<RunningServer> {
+  const tls = opts.tls;
+  const server = tls
+    ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, handler)
+    : createHttpServer(handler);
+  // A client that stalls must not hold a socket forever (slowloris); generous for 10 MiB bodies.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  // A socket error must never surface as an uncaught exception.
+  server.on('clientError', (_err, socket) => socket.destroy());
+  server.on('tlsClientError', () => undefined);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  const hostForUrl = isIP(opts.host) === 6 ? `[${opts.host}]` : opts.host;
+  return {
+    server,
+    host: opts.host,
+    port,
+    url: `${tls ? 'https' : 'http'}://${hostForUrl}:${port}`,
+    updateTls(m) {
+      if (!tls) throw new Error('server was started without TLS');
+      (server as HttpsServer).setSecureContext({ cert: m.certPem, key: m.keyPem, minVersion: 'TLSv1.2' });
+    },
+    close: (graceMs = 1000) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** True for 127.0.0.0/8, ::1 and `localhost`: where plain HTTP is acceptable. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}

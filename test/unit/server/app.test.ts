@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import { ExtenderState } from '../../../src/extender/state.js';
+import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
+import { startHeadroomServer } from '../../../src/server/headroom-server.js';
+import type { RunningServer } from '../../../src/server/listen.js';
+
+describe('server app (plain HTTP on loopback)', () => {
+  let server: RunningServer;
+  let ready = false;
+  const errors: string[] = [];
+
+  before(async () => {
+    server = await startHeadroomServer({
+      host: '127.0.0.1',
+      port: 0,
+      tls: false,
+      state: () => new ExtenderState(),
+      intake: new DemandIntake(10),
+      clock: { now: () => Date.UTC(2026, 0, 1), setTimer: () => () => undefined },
+      ready: () => ready,
+      logError: (m) => errors.push(m),
+    });
+  });
+  after(() => server.close());
+
+  const post = (path: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    fetch(`${server.url}${path}`, { method: 'POST', body, headers });
+
+  it('serves /healthz', async () => {
+    const res = await fetch(`${server.url}/healthz`);
+    expect(res.status).to.equal(200);
+    expect(await res.json()).to.deep.equal({ status: 'ok' });
+  });
+
+  it('gates /readyz on the ready() callback', async () => {
+    ready = false;
+    expect((await fetch(`${server.url}/readyz`)).status).to.equal(503);
+    ready = true;
+    expect((await fetch(`${server.url}/readyz`)).status).to.equal(200);
+  });
+
+  it('answers an unknown path with 404 JSON', async () => {
+    const res = await fetch(`${server.url}/nope`);
+    expect(res.status).to.equal(404);
+    expect(res.headers.get('content-type')).to.match(/application\/json/);
+    expect((await res.json()).message).to.contain('/nope');
+  });
+
+  it('answers a wrong method on a known path with 405 JSON', async () => {
+    const res = await fetch(`${server.url}/mutate/pods`);
+    expect(res.status).to.equal(405);
+    expect(res.headers.get('allow')).to.equal('POST');
+  });
+
+  it('answers malformed JSON with 400 JSON', async () => {
+    for (const path of ['/mutate/pods', '/scheduler/filter', '/scheduler/prioritize']) {
+      const res = await post(path, '{"apiVersion": ');
+      expect(res.status, path).to.equal(400);
+      expect((await res.json()).message, path).to.match(/malformed JSON/);
+    }
+  });
+
+  it('answers an empty body with 400 JSON', async () => {
+    const res = await post('/mutate/pods', '');
+    expect(res.status).to.equal(400);
+    expect((await res.json()).message).to.be.a('string');
+  });
+
+  it('answers an AdmissionReview without request with 400', async () => {
+    const res = await post('/mutate/pods', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }));
+    expect(res.status).to.equal(400);
+    expect((await res.json()).message).to.match(/no request/);
+  });
+
+  it('answers ExtenderArgs without Pod with 400', async () => {
+    const res = await post('/scheduler/filter', JSON.stringify({ NodeNames: ['a'] }));
+    expect(res.status).to.equal(400);
+    expect((await res.json()).message).to.match(/Pod/);
+  });
+
+  it('parses JSON whatever the content type says', async () => {
+    const res = await post('/scheduler/prioritize', JSON.stringify({ Pod: {}, NodeNames: ['a'] }), { 'content-type': 'text/plain' });
+    expect(res.status).to.equal(200);
+    expect(await res.json()).to.deep.equal([{ Host: 'a', Score: 0 }]);
+  });
+
+  it('answers a body over 10 MiB with 413 JSON and keeps serving', async () => {
+    const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x20);
+    const res = await post('/mutate/pods', big);
+    expect(res.status).to.equal(413);
+    expect((await res.json()).message).to.match(/exceeds/);
+    expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
+  });
+
+  it('accepts a body just under 10 MiB', async () => {
+    const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', pad: '' } });
+    const padded = review.replace('"pad":""', `"pad":"${'x'.repeat(10 * 1024 * 1024 - review.length - 16)}"`);
+    expect(padded.length).to.be.below(10 * 1024 * 1024);
+    const res = await post('/mutate/pods', padded);
+    expect(res.status).to.equal(200);
+    expect((await res.json()).response.uid).to.equal('u1');
+  });
+
+  it('serves prom-client metrics with headroom_ names per endpoint', async () => {
+    await fetch(`${server.url}/healthz`);
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).to.equal(200);
+    const text = await res.text();
+    expect(text).to.match(/headroom_http_requests_total\{endpoint="\/healthz",code="200"\} \d+/);
+    expect(text).to.match(/headroom_http_request_duration_seconds_bucket\{le="0\.001",endpoint="\/healthz"\}/);
+    expect(text).to.match(/headroom_http_requests_total\{endpoint="other",code="404"\}/);
+    expect(text).to.contain('headroom_process_cpu_user_seconds_total');
+    expect(text).to.contain('headroom_webhook_admission_reviews_total');
+  });
+
+  it('logged no unexpected (5xx) errors', () => {
+    expect(errors).to.deep.equal([]);
+  });
+});
