@@ -1,0 +1,156 @@
+{{/* Chart name, truncated to the 63 characters a label value allows. */}}
+{{- define "headroom.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Object name prefix: <release>-headroom, or the release name when it already says headroom. */}}
+{{- define "headroom.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "headroom.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "headroom.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "headroom.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "headroom.labels" -}}
+helm.sh/chart: {{ include "headroom.chart" . }}
+{{ include "headroom.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: headroom
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "headroom.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "headroom.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "headroom.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{- define "headroom.leaseName" -}}
+{{- default (include "headroom.fullname" .) .Values.controller.leaseName }}
+{{- end }}
+
+{{/* The MutatingWebhookConfiguration is cluster-scoped: the namespace keeps two releases apart. */}}
+{{- define "headroom.webhookConfigurationName" -}}
+{{- printf "%s-%s" (include "headroom.fullname" .) .Release.Namespace | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* ClusterRole / ClusterRoleBinding names: cluster-scoped too. */}}
+{{- define "headroom.clusterRoleName" -}}
+{{- printf "%s-%s" (include "headroom.fullname" .) .Release.Namespace | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "headroom.serviceDNSNames" -}}
+{{- $svc := include "headroom.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) | toJson }}
+{{- end }}
+
+{{/* Secret holding tls.crt / tls.key / ca.crt (cert-manager's layout) for every TLS source. */}}
+{{- define "headroom.tlsSecretName" -}}
+{{- if and (not .Values.certManager.enabled) (eq .Values.tls.source "existing") }}
+{{- required "tls.existingSecret is required when tls.source is existing" .Values.tls.existingSecret }}
+{{- else }}
+{{- printf "%s-tls" (include "headroom.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "headroom.servingCertificateName" -}}
+{{- printf "%s-serving" (include "headroom.fullname" .) }}
+{{- end }}
+
+{{/*
+TLS material for tls.source=helm, as a dict of base64 strings {crt, key, ca}. It is
+generated once per render and memoised on .Values (the same map for every template of
+this chart), so the Secret, the webhook caBundle and the scheduler config agree. On
+upgrade the existing Secret is looked up and reused, so certificates do not churn.
+`helm template` cannot look anything up and generates fresh material each time.
+*/}}
+{{- define "headroom.generatedTLS" -}}
+{{- if not (hasKey .Values "__headroomGeneratedTLS") }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "headroom.tlsSecretName" .) }}
+{{- $data := dict }}
+{{- if $existing }}{{ $data = default (dict) $existing.data }}{{ end }}
+{{- if and (index $data "tls.crt") (index $data "tls.key") (index $data "ca.crt") }}
+{{- $_ := set .Values "__headroomGeneratedTLS" (dict "crt" (index $data "tls.crt") "key" (index $data "tls.key") "ca" (index $data "ca.crt")) }}
+{{- else }}
+{{- $days := int .Values.tls.validityDays }}
+{{- $ca := genCA (printf "%s-ca" (include "headroom.fullname" .)) $days }}
+{{- $dns := include "headroom.serviceDNSNames" . | fromJsonArray }}
+{{- $cert := genSignedCert (printf "%s.%s.svc" (include "headroom.fullname" .) .Release.Namespace) nil $dns $days $ca }}
+{{- $_ := set .Values "__headroomGeneratedTLS" (dict "crt" ($cert.Cert | b64enc) "key" ($cert.Key | b64enc) "ca" ($ca.Cert | b64enc)) }}
+{{- end }}
+{{- end }}
+{{- index .Values "__headroomGeneratedTLS" | toJson }}
+{{- end }}
+
+{{/* Base64 CA bundle for the webhook and the extender; empty when cert-manager injects it. */}}
+{{- define "headroom.caBundle" -}}
+{{- if .Values.certManager.enabled }}
+{{- else if eq .Values.tls.source "helm" }}
+{{- (include "headroom.generatedTLS" . | fromJson).ca }}
+{{- else }}
+{{- required "tls.caBundle is required when tls.source is existing" .Values.tls.caBundle }}
+{{- end }}
+{{- end }}
+
+{{- define "headroom.extenderURLPrefix" -}}
+{{- if .Values.extender.urlPrefix }}
+{{- .Values.extender.urlPrefix }}
+{{- else }}
+{{- printf "https://%s.%s.svc:%d/scheduler" (include "headroom.fullname" .) .Release.Namespace (int .Values.service.port) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Arguments of `headroom controller`. Keep in step with src/cli/controller.ts.
+*/}}
+{{- define "headroom.controllerArgs" -}}
+- controller
+- --port={{ .Values.server.port }}
+- --tls-dir={{ .Values.tls.mountPath }}
+{{- if .Values.controller.leaderElect }}
+- --leader-elect
+- --leader-election-namespace=$(POD_NAMESPACE)
+- --leader-election-id={{ include "headroom.leaseName" . }}
+{{- end }}
+{{- if .Values.managementCluster.kubeconfigSecret.name }}
+- --management-kubeconfig=/etc/headroom/management/kubeconfig
+{{- end }}
+{{- with .Values.controller.nodeGroupAutoDiscovery }}
+- --node-group-auto-discovery={{ . }}
+{{- end }}
+{{- if .Values.controller.dryRun }}
+- --dry-run
+{{- end }}
+{{- with .Values.controller.extraArgs }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
