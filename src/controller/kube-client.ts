@@ -1,0 +1,181 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A small JSON client for the Kubernetes API on top of a KubeConfig's auth.
+ *
+ * Why not the generated client-node APIs: the controller needs exact control of
+ * status codes (409 conflict, 410 gone), of watch streams (stall detection, abort)
+ * and a count of the writes it makes (API writes per scale-up is a reported
+ * number). Auth (certs, tokens, exec plugins) still comes from client-node.
+ */
+
+export class KubeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(`${method} ${path}: ${status} ${reason}: ${message}`);
+  }
+}
+
+export function isConflict(err: unknown): boolean {
+  return err instanceof KubeApiError && err.status === 409;
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof KubeApiError && err.status === 404;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Defaults to application/json; use application/merge-patch+json or application/json-patch+json for PATCH. */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class KubeClient {
+  /** Count of write requests (POST/PUT/PATCH/DELETE) sent, by method. */
+  readonly writes: Record<string, number> = {};
+  private readonly agent: http.Agent;
+
+  constructor(private readonly kc: KubeConfig, readonly fieldManager = 'headroom') {
+    const server = kc.getCurrentCluster()?.server;
+    if (!server) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(server);
+    this.agent = this.server.protocol === 'https:'
+      ? new https.Agent({ keepAlive: true, maxSockets: 32 })
+      : new http.Agent({ keepAlive: true, maxSockets: 32 });
+  }
+
+  readonly server: URL;
+
+  get totalWrites(): number {
+    return Object.values(this.writes).reduce((a, b) => a + b, 0);
+  }
+
+  private url(path: string, query?: RequestOptions['query']): URL {
+    const base = this.server.pathname.replace(/\/$/, '');
+    const url = new URL(base + path, this.server);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  private async requestOptions(method: string, contentType?: string): Promise<https.RequestOptions> {
+    const opts: https.RequestOptions = { method, headers: { Accept: 'application/json' } };
+    await this.kc.applyToHTTPSOptions(opts);
+    // One keep-alive agent per client, with the kubeconfig's TLS material.
+    const tls = this.server.protocol === 'https:'
+      ? { ca: opts.ca, cert: opts.cert, key: opts.key, ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}), ...(opts.servername ? { servername: opts.servername } : {}) }
+      : {};
+    Object.assign(opts, tls);
+    opts.agent = this.agent;
+    if (contentType) (opts.headers as Record<string, string>)['Content-Type'] = contentType;
+    return opts;
+  }
+
+  /** Sends a request; resolves with the parsed JSON body of a 2xx, throws KubeApiError otherwise. */
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const upper = method.toUpperCase();
+    const hasBody = options.body !== undefined;
+    const query = { ...options.query };
+    if (WRITE_METHODS.has(upper) && upper !== 'DELETE') query.fieldManager ??= this.fieldManager;
+    const opts = await this.requestOptions(upper, hasBody ? (options.contentType ?? 'application/json') : undefined);
+    if (WRITE_METHODS.has(upper)) this.writes[upper] = (this.writes[upper] ?? 0) + 1;
+    const url = this.url(path, query);
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise<T>((resolve, reject) => {
+      const req = mod.request(url, { ...opts, signal: options.signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = undefined;
+          }
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) return resolve(body as T);
+          const s = (body ?? {}) as { reason?: string; message?: string };
+          reject(new KubeApiError(status, s.reason ?? res.statusMessage ?? 'Error', s.message ?? text.slice(0, 200), upper, path));
+        });
+      });
+      req.on('error', reject);
+      if (hasBody) req.write(JSON.stringify(options.body));
+      req.end();
+    });
+  }
+
+  get<T = unknown>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('GET', path, { query });
+  }
+
+  /**
+   * Opens a watch stream and calls `onEvent` for each decoded event. Resolves when
+   * the server ends the stream, rejects on a non-200 or connection error. Abort
+   * through `signal` (the caller's stall detector does).
+   */
+  async watch(
+    path: string, query: RequestOptions['query'], onEvent: (event: { type: string; object: Record<string, unknown> }) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const opts = await this.requestOptions('GET');
+    const url = this.url(path, { ...query, watch: 'true' });
+    const mod = url.protocol === 'https:' ? https : http;
+    await new Promise<void>((resolve, reject) => {
+      const req = mod.request(url, { ...opts, signal }, (res) => {
+        if (res.statusCode !== 200) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            let s: { reason?: string; message?: string } = {};
+            try {
+              s = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            } catch { /* not a Status */ }
+            reject(new KubeApiError(res.statusCode ?? 0, s.reason ?? 'Error', s.message ?? '', 'WATCH', path));
+          });
+          res.on('error', reject);
+          return;
+        }
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl: number;
+          while ((nl = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, nl);
+            buffered = buffered.slice(nl + 1);
+            if (!line.trim()) continue;
+            let event: { type: string; object: Record<string, unknown> };
+            try {
+              event = JSON.parse(line);
+            } catch {
+              continue;
+            }
+            onEvent(event);
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', reject);
+        res.on('aborted', () => reject(new Error('watch aborted')));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** Closes idle keep-alive sockets (tests, shutdown). */
+  close(): void {
+    this.agent.destroy();
+  }
+}

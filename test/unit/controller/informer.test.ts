@@ -1,0 +1,165 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/controller/kube-client.js';
+import { Informer } from '../../../src/cluster/informer.js';
+
+/**
+ * The informer's failure handling against a scripted fake apiserver: the real
+ * apiserver cannot be made to stall a watch or expire a resourceVersion on cue.
+ * (The happy path runs against the real apiserver in the integration tests.)
+ */
+type WatchScript = (res: http.ServerResponse, query: URLSearchParams) => void;
+
+function pod(name: string, rv: string) {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', resourceVersion: rv, managedFields: [{}] } };
+}
+
+async function fakeApiserver(list: () => { rv: string; items: unknown[] }, watches: WatchScript[]) {
+  const seen = { lists: 0, watches: [] as string[] };
+  const open = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    if (url.searchParams.get('watch') === 'true') {
+      seen.watches.push(url.searchParams.get('resourceVersion') ?? '');
+      const script = watches.shift();
+      if (!script) return; // hang forever (until aborted)
+      open.add(res);
+      res.on('close', () => open.delete(res));
+      return script(res, url.searchParams);
+    }
+    seen.lists++;
+    const { rv, items } = list();
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: rv }, items }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  return {
+    client: new KubeClient(kc), seen,
+    close: () => {
+      for (const r of open) r.destroy();
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+function event(res: http.ServerResponse, type: string, object: unknown) {
+  res.write(`${JSON.stringify({ type, object })}\n`);
+}
+
+async function until(cond: () => boolean, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('Informer (list + watch robustness)', () => {
+  let api: Awaited<ReturnType<typeof fakeApiserver>>;
+  let inf: Informer | undefined;
+  afterEach(async () => {
+    inf?.stop();
+    await api?.close();
+  });
+
+  it('lists, applies watch events and bookmarks, and strips managedFields', async () => {
+    api = await fakeApiserver(() => ({ rv: '10', items: [pod('a', '9')] }), [(res) => {
+      res.writeHead(200);
+      event(res, 'ADDED', pod('b', '11'));
+      event(res, 'MODIFIED', pod('a', '12'));
+      event(res, 'DELETED', pod('b', '13'));
+      event(res, 'BOOKMARK', { kind: 'Pod', metadata: { resourceVersion: '20' } });
+    }]);
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' });
+    inf.start();
+    await inf.waitForSync();
+    await until(() => inf!.stats.events === 3);
+    expect(inf.list().map((p) => p.metadata?.name)).to.deep.equal(['a']);
+    expect(inf.list()[0]!.metadata?.resourceVersion).to.equal('12');
+    expect(inf.list()[0]!.metadata?.managedFields).to.equal(undefined);
+    expect(api.seen.watches[0]).to.equal('10');
+  });
+
+  it('aborts a stalled watch and resumes from the last resourceVersion', async () => {
+    api = await fakeApiserver(() => ({ rv: '10', items: [] }), [
+      (res) => {
+        res.writeHead(200);
+        event(res, 'ADDED', pod('a', '15'));
+        // ...then silence: no events, no bookmarks, connection open.
+      },
+      (res) => {
+        res.writeHead(200);
+        event(res, 'ADDED', pod('b', '16'));
+      },
+    ]);
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' }, { stallTimeoutMs: 200, minBackoffMs: 10 });
+    inf.start();
+    await until(() => inf!.list().length === 2);
+    expect(inf.stats.stalls).to.be.at.least(1);
+    expect(api.seen.watches.slice(0, 2)).to.deep.equal(['10', '15']);
+    expect(api.seen.lists).to.equal(1);
+  });
+
+  it('relists on a 410 Gone ERROR event', async () => {
+    let listed = 0;
+    api = await fakeApiserver(() => {
+      listed++;
+      return listed === 1 ? { rv: '10', items: [pod('a', '5')] } : { rv: '30', items: [pod('c', '29')] };
+    }, [
+      (res) => {
+        res.writeHead(200);
+        event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+      },
+      (res) => res.writeHead(200),
+    ]);
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10 });
+    inf.start();
+    await until(() => inf!.stats.relists === 1);
+    expect(inf.list().map((p) => p.metadata?.name)).to.deep.equal(['c']);
+    await until(() => api.seen.watches.length >= 2);
+    expect(api.seen.watches[1]).to.equal('30');
+  });
+
+  it('relists on an HTTP 410 and retries with backoff on server errors', async () => {
+    api = await fakeApiserver(() => ({ rv: '10', items: [] }), [
+      (res) => {
+        res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' }));
+      },
+      (res) => {
+        res.writeHead(410, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Gone', message: 'gone' }));
+      },
+      (res) => res.writeHead(200),
+    ]);
+    const errors: unknown[] = [];
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10, onError: (e) => errors.push(e) });
+    inf.start();
+    await until(() => api.seen.watches.length >= 3);
+    expect(api.seen.lists).to.equal(2);
+    expect(errors.map((e) => (e as Error).message).join('\n')).to.match(/500[\s\S]*gone/i);
+  });
+
+  it('keeps only objects the filter accepts, dropping ones that stop matching', async () => {
+    const labelled = (name: string, rv: string, keep: boolean) => ({ ...pod(name, rv), metadata: { ...pod(name, rv).metadata, labels: { keep: String(keep) } } });
+    api = await fakeApiserver(() => ({ rv: '1', items: [labelled('a', '1', true), labelled('b', '1', false)] }), [(res) => {
+      res.writeHead(200);
+      res.flushHeaders();
+      setTimeout(() => event(res, 'MODIFIED', labelled('a', '2', false)), 300);
+    }]);
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' }, { filter: (o) => o.metadata?.labels?.keep === 'true' });
+    inf.start();
+    await inf.waitForSync();
+    expect(inf.list().map((p) => p.metadata?.name)).to.deep.equal(['a']);
+    await until(() => inf!.list().length === 0);
+  });
+});
