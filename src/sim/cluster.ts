@@ -1,0 +1,448 @@
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type {
+  CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
+} from '../capi/actuator.js';
+import { type ClusterObjects, type UnstructuredObject, emptyClusterObjects } from '../cluster/objects.js';
+import type { NodeGroup } from '../cluster/snapshot.js';
+import type { ClusterStateSource } from '../cluster/state.js';
+import { toSchedulingPod } from '../scheduling/pod-demand.js';
+import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
+import type { MetricsRecorder } from './metrics.js';
+import type { PodOwner, SimGroup, SimMachine, SimNode, SimPod } from './model.js';
+import { Sampler } from './sampler.js';
+import type { SimScheduler } from './scheduler.js';
+import type { TraceNodeGroup } from './trace.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+export interface SimClusterOptions {
+  /** The trace's node groups, and what buildSnapshot made of them (same order). */
+  traceGroups: TraceNodeGroup[];
+  groups: NodeGroup[];
+  clock: VirtualClock;
+  metrics: MetricsRecorder;
+  scheduler: SimScheduler;
+  seed: number;
+}
+
+type Kind = keyof ClusterObjects;
+
+/** A pending-queue lane: the pods of one equivalence class, oldest first. */
+interface Lane {
+  pods: SimPod[];
+  head: number;
+  priority: number;
+  /** The capacity epoch at which the class last failed to fit anywhere. */
+  failedEpoch: number;
+  /** Pods before this index are already marked Unschedulable. */
+  marked: number;
+}
+
+/**
+ * The in-process cluster: CAPI node groups whose Machines boot into Nodes after a
+ * per-group delay, pods placed by the simulated kube-scheduler, all on a virtual
+ * clock. It implements the controller's ClusterStateSource and CapiActuator, so
+ * the real provisioning code drives it unchanged.
+ *
+ * Change notifications are coalesced per instant: listeners hear once per kind
+ * after everything at that virtual time has happened (`flush`), as an informer
+ * would deliver a burst of watch events.
+ */
+export class SimCluster implements ClusterStateSource, CapiActuator {
+  readonly groups: SimGroup[] = [];
+  private readonly byId = new Map<string, SimGroup>();
+  readonly nodes = new Map<string, SimNode>();
+  private readonly pods = new Map<string, SimPod>();
+  private readonly lanes = new Map<string, Lane>();
+  private unboundCount = 0;
+  private podSeq = 0;
+  private capacityEpoch = 1;
+  private cycleScheduled = false;
+  private readonly listeners = new Set<(kind: Kind) => void>();
+  private readonly dirty = new Set<Kind>();
+  private cache: ClusterObjects = emptyClusterObjects();
+  private readonly stale = new Set<Kind>(['pods', 'nodes', 'nodeGroups', 'machines']);
+  private readonly clock: VirtualClock;
+  private readonly metrics: MetricsRecorder;
+  private readonly scheduler: SimScheduler;
+  private machineSeq = 0;
+
+  constructor(opts: SimClusterOptions) {
+    this.clock = opts.clock;
+    this.metrics = opts.metrics;
+    this.scheduler = opts.scheduler;
+    opts.traceGroups.forEach((tg, i) => {
+      const g = opts.groups.find((x) => x.kind === tg.object.kind && x.namespace === tg.object.metadata?.namespace && x.name === tg.object.metadata?.name);
+      if (!g) throw new Error(`node group ${tg.object.kind}/${tg.object.metadata?.namespace}/${tg.object.metadata?.name} is not managed (nodeGroups[${i}])`);
+      const group: SimGroup = {
+        id: g.id, ref: { kind: g.kind, namespace: g.namespace, name: g.name }, clusterName: g.clusterName,
+        object: tg.object, template: g.template, pricePerHour: g.pricePerHour, minSize: g.minSize, maxSize: g.maxSize,
+        replicas: 0, machines: [], bootDelay: new Sampler(tg.bootDelay, opts.seed, `boot/${g.id}`), created: 0,
+      };
+      this.groups.push(group);
+      this.byId.set(group.id, group);
+      // Initial replicas exist and are Ready at time zero.
+      const initial = (tg.object.spec?.replicas as number | undefined) ?? g.replicas;
+      for (let k = 0; k < initial; k++) this.addMachine(group, 0);
+      group.replicas = initial;
+    });
+  }
+
+  // ---- ClusterStateSource -------------------------------------------------
+
+  objects(): ClusterObjects {
+    if (this.stale.size > 0) {
+      const c = { ...this.cache };
+      if (this.stale.has('pods')) c.pods = Array.from(this.pods.values(), (p) => p.object);
+      if (this.stale.has('nodes')) c.nodes = Array.from(this.nodes.values(), (n) => n.object);
+      if (this.stale.has('machines')) c.machines = this.groups.flatMap((g) => g.machines.map((m) => m.object));
+      if (this.stale.has('nodeGroups')) c.nodeGroups = this.groups.map((g) => this.groupObject(g));
+      this.cache = c;
+      this.stale.clear();
+    }
+    return this.cache;
+  }
+
+  synced(): boolean {
+    return true;
+  }
+
+  onChange(fn: (kind: Kind) => void): () => void {
+    this.listeners.add(fn);
+    return () => { this.listeners.delete(fn); };
+  }
+
+  /** Delivers the coalesced change notifications; true when any listener ran. */
+  flush(): boolean {
+    if (this.dirty.size === 0) return false;
+    const kinds = [...this.dirty];
+    this.dirty.clear();
+    if (this.listeners.size === 0) return false;
+    for (const k of kinds) for (const fn of [...this.listeners]) fn(k);
+    return true;
+  }
+
+  private changed(kind: Kind): void {
+    this.dirty.add(kind);
+    this.stale.add(kind);
+  }
+
+  // ---- CapiActuator -------------------------------------------------------
+
+  async getReplicas(ref: NodeGroupRef): Promise<number> {
+    return this.group(ref).replicas;
+  }
+
+  async scaleTo(ref: NodeGroupRef, from: number, to: number, _reason: string): Promise<ScaleResult> {
+    const g = this.group(ref);
+    if (g.replicas !== from) return { replicas: g.replicas, written: false };
+    const target = Math.min(g.maxSize, Math.max(g.minSize, to));
+    if (target === g.replicas) return { replicas: g.replicas, written: false };
+    this.setReplicas(g, target);
+    this.metrics.scaleActions++;
+    return { replicas: g.replicas, written: true };
+  }
+
+  async deleteMachine(ref: NodeGroupRef, machine: MachineRef, _reason: string): Promise<ScaleResult> {
+    const g = this.group(ref);
+    const m = g.machines.find((x) => x.name === machine.name || (machine.nodeName !== undefined && x.node?.name === machine.nodeName));
+    if (!m || g.replicas - 1 < g.minSize) return { replicas: g.replicas, written: false };
+    this.removeMachine(m);
+    g.replicas--;
+    this.changed('nodeGroups');
+    this.metrics.scaleActions++;
+    return { replicas: g.replicas, written: true };
+  }
+
+  async createMachine(_request: StandaloneMachineRequest): Promise<string> {
+    throw new Error('the simulator does not model standalone Machines');
+  }
+
+  async deleteStandaloneMachine(_machine: MachineRef, _reason: string): Promise<void> {
+    throw new Error('the simulator does not model standalone Machines');
+  }
+
+  group(ref: NodeGroupRef): SimGroup {
+    const g = this.byId.get(`${ref.kind}/${ref.namespace}/${ref.name}`);
+    if (!g) throw new Error(`no node group ${ref.kind}/${ref.namespace}/${ref.name}`);
+    return g;
+  }
+
+  // ---- Machines and nodes -------------------------------------------------
+
+  /** Sets a group's replicas as the MachineSet controller would: create, or delete newest first. */
+  private setReplicas(g: SimGroup, target: number): void {
+    while (g.machines.length < target) this.addMachine(g, undefined);
+    while (g.machines.length > target) {
+      // CAPI's "Newest" delete policy, preferring machines that are not nodes yet.
+      const booting = [...g.machines].reverse().find((m) => !m.node);
+      this.removeMachine(booting ?? g.machines[g.machines.length - 1]!);
+    }
+    g.replicas = target;
+    this.changed('nodeGroups');
+  }
+
+  private addMachine(g: SimGroup, bootDelay: number | undefined): void {
+    const now = this.clock.now();
+    const delay = bootDelay ?? g.bootDelay.get(g.created);
+    g.created++;
+    const name = `${g.ref.name}-${(this.machineSeq++).toString(36).padStart(4, '0')}`;
+    const labels: Record<string, string> = { 'cluster.x-k8s.io/cluster-name': g.clusterName };
+    const owner = g.ref.kind === 'MachinePool' ? { kind: 'MachinePool', name: g.ref.name } : { kind: 'MachineSet', name: `${g.ref.name}-sim` };
+    if (g.ref.kind === 'MachineDeployment') labels['cluster.x-k8s.io/deployment-name'] = g.ref.name;
+    if (g.ref.kind === 'MachinePool') labels['cluster.x-k8s.io/pool-name'] = g.ref.name;
+    else labels['cluster.x-k8s.io/set-name'] = g.ref.kind === 'MachineSet' ? g.ref.name : owner.name;
+    const m: SimMachine = {
+      name, group: g, createdAt: now, readyAt: now + delay,
+      object: {
+        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
+        metadata: {
+          name, namespace: g.ref.namespace, uid: `uid-${name}`, labels, creationTimestamp: new Date(now),
+          ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: g.ref.kind === 'MachineSet' ? 'MachineSet' : owner.kind, name: g.ref.kind === 'MachineSet' ? g.ref.name : owner.name, uid: `uid-${owner.name}`, controller: true }],
+        },
+        spec: { clusterName: g.clusterName },
+        status: { phase: 'Provisioning' },
+      },
+    };
+    g.machines.push(m);
+    this.metrics.machineAdded(g.pricePerHour);
+    this.changed('machines');
+    if (delay <= 0) this.nodeReady(m);
+    else m.cancelBoot = this.clock.setTimer(delay, () => this.nodeReady(m));
+  }
+
+  private nodeReady(m: SimMachine): void {
+    m.cancelBoot = undefined;
+    const g = m.group;
+    const name = m.name;
+    const providerID = `sim:///${g.ref.namespace}/${name}`;
+    const labels = { ...g.template.labels, 'kubernetes.io/hostname': name };
+    const allocatable = { ...g.template.allocatable };
+    const quantities = toQuantities(allocatable);
+    const object: V1Node = {
+      apiVersion: 'v1', kind: 'Node',
+      metadata: {
+        name, uid: `uid-node-${name}`, labels, creationTimestamp: new Date(this.clock.now()),
+        annotations: {
+          'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-name': g.clusterName,
+          'cluster.x-k8s.io/cluster-namespace': g.ref.namespace,
+        },
+      },
+      spec: { providerID, ...(g.template.taints.length ? { taints: g.template.taints } : {}) },
+      status: { capacity: quantities, allocatable: quantities, conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    const node: SimNode = {
+      name, group: g, machine: m, labels, allocatable, requested: {}, pods: new Set(), hostPorts: [],
+      emptySince: this.clock.now(), feasible: new Map(), object,
+    };
+    m.node = node;
+    m.object = {
+      ...m.object,
+      spec: { ...m.object.spec, providerID },
+      status: { phase: 'Running', nodeRef: { apiVersion: 'v1', kind: 'Node', name } },
+    };
+    this.nodes.set(name, node);
+    this.metrics.nodeReady(allocatable[CPU] ?? 0, allocatable[MEMORY] ?? 0, 1);
+    this.changed('nodes');
+    this.changed('machines');
+    this.capacityGrew();
+  }
+
+  private removeMachine(m: SimMachine): void {
+    const g = m.group;
+    g.machines.splice(g.machines.indexOf(m), 1);
+    m.cancelBoot?.();
+    const node = m.node;
+    if (node) {
+      // The Machine controller drains the node (instantly here) and the owners recreate the pods.
+      const evicted = [...node.pods];
+      for (const p of evicted) this.unbind(p);
+      this.nodes.delete(node.name);
+      this.metrics.nodeReady(node.allocatable[CPU] ?? 0, node.allocatable[MEMORY] ?? 0, -1);
+      this.changed('nodes');
+      for (const p of evicted) {
+        this.pods.delete(p.key);
+        this.changed('pods');
+        p.owner.onEvicted(p);
+      }
+    }
+    this.metrics.machineRemoved(g.pricePerHour);
+    this.changed('machines');
+  }
+
+  private groupObject(g: SimGroup): UnstructuredObject {
+    const ready = g.machines.filter((m) => m.node).length;
+    return {
+      ...g.object,
+      spec: { ...g.object.spec, replicas: g.replicas },
+      status: { replicas: g.machines.length, readyReplicas: ready, availableReplicas: ready },
+    };
+  }
+
+  /** Ready nodes. */
+  readyNodes(): IterableIterator<SimNode> {
+    return this.nodes.values();
+  }
+
+  // ---- Pods -----------------------------------------------------------------
+
+  /** Creates a pod (from a workload controller) and queues it for scheduling. */
+  createPod(object: V1Pod, owner: PodOwner, ordinal: number): SimPod {
+    const scheduling = toSchedulingPod(object);
+    const pod: SimPod = {
+      key: scheduling.key, object, scheduling, owner, createdAt: this.clock.now(), unschedulable: false,
+      ordinal, seq: this.podSeq++,
+    };
+    this.pods.set(pod.key, pod);
+    this.unboundCount++;
+    this.metrics.podPending();
+    let lane = this.lanes.get(scheduling.equivalenceKey);
+    if (!lane) {
+      lane = { pods: [], head: 0, priority: scheduling.priority, failedEpoch: 0, marked: 0 };
+      this.lanes.set(scheduling.equivalenceKey, lane);
+    }
+    lane.pods.push(pod);
+    this.changed('pods');
+    this.requestCycle();
+    return pod;
+  }
+
+  /** Deletes a pod (scale-down, completion or replacement). */
+  deletePod(pod: SimPod): void {
+    if (this.pods.get(pod.key) !== pod) return;
+    this.pods.delete(pod.key);
+    if (pod.node) this.unbind(pod);
+    else {
+      this.unboundCount--;
+      this.metrics.podWaited(this.clock.now() - pod.createdAt);
+    }
+    this.changed('pods');
+  }
+
+  get pendingCount(): number {
+    return this.unboundCount;
+  }
+
+  /** Unbound pods, oldest first per class. */
+  *pendingPods(): IterableIterator<SimPod> {
+    for (const lane of this.lanes.values()) {
+      for (let i = lane.head; i < lane.pods.length; i++) {
+        const p = lane.pods[i]!;
+        if (!p.node && this.pods.get(p.key) === p) yield p;
+      }
+    }
+  }
+
+  private bind(pod: SimPod, node: SimNode): void {
+    const now = this.clock.now();
+    pod.node = node;
+    pod.boundAt = now;
+    node.pods.add(pod);
+    addInto(node.requested, pod.scheduling.requests);
+    if (pod.scheduling.hostPorts.length) node.hostPorts.push(...pod.scheduling.hostPorts);
+    node.emptySince = undefined;
+    pod.object = {
+      ...pod.object,
+      spec: { ...pod.object.spec!, nodeName: node.name },
+      status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] },
+    };
+    this.unboundCount--;
+    this.metrics.podWaited(now - pod.createdAt);
+    this.metrics.podUsage(pod.scheduling.requests[CPU] ?? 0, pod.scheduling.requests[MEMORY] ?? 0, 1);
+    this.changed('pods');
+    pod.owner.onBound(pod);
+  }
+
+  private unbind(pod: SimPod): void {
+    const node = pod.node!;
+    node.pods.delete(pod);
+    addInto(node.requested, pod.scheduling.requests, -1);
+    if (pod.scheduling.hostPorts.length) {
+      node.hostPorts = [...node.pods].flatMap((p) => p.scheduling.hostPorts);
+    }
+    if (node.pods.size === 0) node.emptySince = this.clock.now();
+    pod.node = undefined;
+    this.metrics.podUsage(pod.scheduling.requests[CPU] ?? 0, pod.scheduling.requests[MEMORY] ?? 0, -1);
+    this.capacityGrew();
+  }
+
+  private capacityGrew(): void {
+    this.capacityEpoch++;
+    if (this.unboundCount > 0) this.requestCycle();
+  }
+
+  private requestCycle(): void {
+    if (this.cycleScheduled) return;
+    this.cycleScheduled = true;
+    this.clock.setTimer(0, () => {
+      this.cycleScheduled = false;
+      this.schedulingCycle();
+    });
+  }
+
+  /**
+   * One pass of the scheduling queue: classes in priority order, pods oldest first.
+   * A class that found no node is skipped until capacity grows (identical pods
+   * cannot fit where the first one did not), so a pass costs O(classes x nodes)
+   * plus O(nodes) per bound pod.
+   */
+  private schedulingCycle(): void {
+    const lanes = [...this.lanes.entries()].sort((a, b) => b[1].priority - a[1].priority || headSeq(a[1]) - headSeq(b[1]));
+    for (const [key, lane] of lanes) {
+      if (lane.failedEpoch === this.capacityEpoch) continue;
+      while (lane.head < lane.pods.length) {
+        const pod = lane.pods[lane.head]!;
+        if (pod.node || this.pods.get(pod.key) !== pod) {
+          lane.head++;
+          continue;
+        }
+        const node = this.scheduler.select(pod, this.nodes.values());
+        if (!node) {
+          lane.failedEpoch = this.capacityEpoch;
+          this.markUnschedulable(lane);
+          break;
+        }
+        this.bind(pod, node);
+        lane.head++;
+      }
+      if (lane.head === lane.pods.length) this.lanes.delete(key);
+      else if (lane.head > 1024 && lane.head * 2 > lane.pods.length) {
+        lane.pods = lane.pods.slice(lane.head);
+        lane.marked = Math.max(0, lane.marked - lane.head);
+        lane.head = 0;
+      }
+    }
+  }
+
+  private markUnschedulable(lane: Lane): void {
+    for (let i = Math.max(lane.head, lane.marked); i < lane.pods.length; i++) {
+      const p = lane.pods[i]!;
+      if (p.unschedulable || p.node || this.pods.get(p.key) !== p) continue;
+      p.unschedulable = true;
+      p.object = {
+        ...p.object,
+        status: {
+          phase: 'Pending',
+          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/N nodes are available' }],
+        },
+      };
+      this.changed('pods');
+    }
+    lane.marked = lane.pods.length;
+  }
+
+  /** Ends the run: pods still pending count as pending until now. */
+  finish(): void {
+    const now = this.clock.now();
+    for (const p of this.pods.values()) if (!p.node) this.metrics.podWaited(now - p.createdAt);
+  }
+}
+
+function headSeq(lane: Lane): number {
+  return lane.pods[lane.head]?.seq ?? Infinity;
+}
+
+function toQuantities(r: Record<string, number>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(r)) out[k] = k === CPU ? `${v}m` : String(v);
+  return out;
+}

@@ -1,0 +1,157 @@
+/** What one policy's run produced: the `--json` summary entry and the report's series. */
+export interface PolicySummary {
+  pendingSeconds: { p50: number; p95: number; p99: number; max: number };
+  nodeHours: number;
+  cost: number;
+  peakNodes: number;
+  utilization: { cpu: number; memory: number };
+  scaleActions: number;
+}
+
+/** Per time bucket: the most pods pending and nodes alive in it, and cost so far at its end. */
+export interface TimeSeries {
+  bucketSeconds: number;
+  pending: number[];
+  nodes: number[];
+  cost: number[];
+}
+
+/**
+ * Collects a run's metrics incrementally: time-weighted integrals are advanced at
+ * every change, so nothing is recomputed from the whole cluster.
+ * - pendingSeconds: per pod, creation to binding (or to deletion / the end of the
+ *   run if it never bound); nearest-rank percentiles over all pods.
+ * - nodeHours and cost: Machines are paid from creation (boot included) to deletion.
+ * - utilization: requested / allocatable on Ready nodes, time-weighted.
+ */
+export class MetricsRecorder {
+  private last = 0;
+  private machines = 0;
+  private costRate = 0;
+  private nodeMs = 0;
+  private costMsHours = 0;
+  private peak = 0;
+  private alloc = { cpu: 0, memory: 0 };
+  private used = { cpu: 0, memory: 0 };
+  private allocInt = { cpu: 0, memory: 0 };
+  private usedInt = { cpu: 0, memory: 0 };
+  private pendingNow = 0;
+  private readonly waits: number[] = [];
+  scaleActions = 0;
+  private readonly series: TimeSeries;
+  private bucket = 0;
+
+  constructor(private readonly now: () => number, private readonly bucketMs: number, buckets: number) {
+    this.series = {
+      bucketSeconds: bucketMs / 1000,
+      pending: new Array<number>(buckets).fill(0),
+      nodes: new Array<number>(buckets).fill(0),
+      cost: new Array<number>(buckets).fill(0),
+    };
+  }
+
+  private advance(): void {
+    const t = this.now();
+    const dt = t - this.last;
+    if (dt > 0) {
+      this.nodeMs += this.machines * dt;
+      this.costMsHours += this.costRate * dt;
+      this.allocInt.cpu += this.alloc.cpu * dt;
+      this.allocInt.memory += this.alloc.memory * dt;
+      this.usedInt.cpu += this.used.cpu * dt;
+      this.usedInt.memory += this.used.memory * dt;
+      this.last = t;
+    }
+    const b = Math.min(Math.floor(t / this.bucketMs), this.series.pending.length - 1);
+    while (this.bucket < b) {
+      this.series.cost[this.bucket] = this.costAt((this.bucket + 1) * this.bucketMs, t);
+      this.bucket++;
+      this.series.pending[this.bucket] = this.pendingNow;
+      this.series.nodes[this.bucket] = this.machines;
+    }
+  }
+
+  /** Cost at an earlier instant `at` of the current interval (rate is constant since then). */
+  private costAt(at: number, t: number): number {
+    return (this.costMsHours - this.costRate * (t - at)) / 3_600_000;
+  }
+
+  private mark(): void {
+    const b = this.bucket;
+    if (this.pendingNow > this.series.pending[b]!) this.series.pending[b] = this.pendingNow;
+    if (this.machines > this.series.nodes[b]!) this.series.nodes[b] = this.machines;
+  }
+
+  machineAdded(pricePerHour: number): void {
+    this.advance();
+    this.machines++;
+    this.costRate += pricePerHour;
+    if (this.machines > this.peak) this.peak = this.machines;
+    this.mark();
+  }
+
+  machineRemoved(pricePerHour: number): void {
+    this.advance();
+    this.machines--;
+    this.costRate -= pricePerHour;
+    this.mark();
+  }
+
+  nodeReady(cpu: number, memory: number, sign: 1 | -1): void {
+    this.advance();
+    this.alloc.cpu += sign * cpu;
+    this.alloc.memory += sign * memory;
+  }
+
+  podUsage(cpu: number, memory: number, sign: 1 | -1): void {
+    this.advance();
+    this.used.cpu += sign * cpu;
+    this.used.memory += sign * memory;
+  }
+
+  podPending(): void {
+    this.advance();
+    this.pendingNow++;
+    this.mark();
+  }
+
+  /** A pending pod bound, or went away unbound; `waited` is how long it was pending. */
+  podWaited(waited: number): void {
+    this.advance();
+    this.pendingNow--;
+    this.waits.push(waited);
+  }
+
+  get pending(): number {
+    return this.pendingNow;
+  }
+
+  finish(): { summary: PolicySummary; series: TimeSeries } {
+    this.advance();
+    const last = this.series.pending.length - 1;
+    this.series.cost[last] = this.costMsHours / 3_600_000;
+    for (let i = this.bucket + 1; i <= last; i++) {
+      this.series.pending[i] = this.pendingNow;
+      this.series.nodes[i] = this.machines;
+    }
+    const w = Float64Array.from(this.waits).sort();
+    const pct = (p: number) => (w.length === 0 ? 0 : w[Math.min(w.length - 1, Math.ceil((p / 100) * w.length) - 1)]! / 1000);
+    const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+    return {
+      summary: {
+        pendingSeconds: { p50: round(pct(50), 2), p95: round(pct(95), 2), p99: round(pct(99), 2), max: round(w.length ? w[w.length - 1]! / 1000 : 0, 2) },
+        nodeHours: round(this.nodeMs / 3_600_000, 2),
+        cost: round(this.costMsHours / 3_600_000, 2),
+        peakNodes: this.peak,
+        utilization: { cpu: round(ratio(this.usedInt.cpu, this.allocInt.cpu), 3), memory: round(ratio(this.usedInt.memory, this.allocInt.memory), 3) },
+        scaleActions: this.scaleActions,
+      },
+      series: this.series,
+    };
+  }
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
