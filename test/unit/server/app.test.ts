@@ -4,6 +4,9 @@ import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
 import { startHeadroomServer } from '../../../src/server/headroom-server.js';
 import type { RunningServer } from '../../../src/server/listen.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies of varying shape
+const body = async (res: Response) => (await res.json()) as any;
+
 describe('server app (plain HTTP on loopback)', () => {
   let server: RunningServer;
   let ready = false;
@@ -29,7 +32,7 @@ describe('server app (plain HTTP on loopback)', () => {
   it('serves /healthz', async () => {
     const res = await fetch(`${server.url}/healthz`);
     expect(res.status).to.equal(200);
-    expect(await res.json()).to.deep.equal({ status: 'ok' });
+    expect(await body(res)).to.deep.equal({ status: 'ok' });
   });
 
   it('gates /readyz on the ready() callback', async () => {
@@ -43,7 +46,7 @@ describe('server app (plain HTTP on loopback)', () => {
     const res = await fetch(`${server.url}/nope`);
     expect(res.status).to.equal(404);
     expect(res.headers.get('content-type')).to.match(/application\/json/);
-    expect((await res.json()).message).to.contain('/nope');
+    expect((await body(res)).message).to.contain('/nope');
   });
 
   it('answers a wrong method on a known path with 405 JSON', async () => {
@@ -56,39 +59,39 @@ describe('server app (plain HTTP on loopback)', () => {
     for (const path of ['/mutate/pods', '/scheduler/filter', '/scheduler/prioritize']) {
       const res = await post(path, '{"apiVersion": ');
       expect(res.status, path).to.equal(400);
-      expect((await res.json()).message, path).to.match(/malformed JSON/);
+      expect((await body(res)).message, path).to.match(/malformed JSON/);
     }
   });
 
   it('answers an empty body with 400 JSON', async () => {
     const res = await post('/mutate/pods', '');
     expect(res.status).to.equal(400);
-    expect((await res.json()).message).to.be.a('string');
+    expect((await body(res)).message).to.be.a('string');
   });
 
   it('answers an AdmissionReview without request with 400', async () => {
     const res = await post('/mutate/pods', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }));
     expect(res.status).to.equal(400);
-    expect((await res.json()).message).to.match(/no request/);
+    expect((await body(res)).message).to.match(/no request/);
   });
 
   it('answers ExtenderArgs without Pod with 400', async () => {
     const res = await post('/scheduler/filter', JSON.stringify({ NodeNames: ['a'] }));
     expect(res.status).to.equal(400);
-    expect((await res.json()).message).to.match(/Pod/);
+    expect((await body(res)).message).to.match(/Pod/);
   });
 
   it('parses JSON whatever the content type says', async () => {
     const res = await post('/scheduler/prioritize', JSON.stringify({ Pod: {}, NodeNames: ['a'] }), { 'content-type': 'text/plain' });
     expect(res.status).to.equal(200);
-    expect(await res.json()).to.deep.equal([{ Host: 'a', Score: 0 }]);
+    expect(await body(res)).to.deep.equal([{ Host: 'a', Score: 0 }]);
   });
 
   it('answers a body over 10 MiB with 413 JSON and keeps serving', async () => {
     const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x20);
     const res = await post('/mutate/pods', big);
     expect(res.status).to.equal(413);
-    expect((await res.json()).message).to.match(/exceeds/);
+    expect((await body(res)).message).to.match(/exceeds/);
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });
 
@@ -98,7 +101,7 @@ describe('server app (plain HTTP on loopback)', () => {
     expect(padded.length).to.be.below(10 * 1024 * 1024);
     const res = await post('/mutate/pods', padded);
     expect(res.status).to.equal(200);
-    expect((await res.json()).response.uid).to.equal('u1');
+    expect((await body(res)).response.uid).to.equal('u1');
   });
 
   it('serves prom-client metrics with headroom_ names per endpoint', async () => {
