@@ -1,0 +1,141 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeClient } from '../controller/kube-client.js';
+import {
+  CAPI_GROUP, type CapiVersion, type GroupDiscoverySpec, discoverCapiVersion, discoverResourceVersion,
+  discoveryFilter, discoveryNamespace,
+} from './discovery.js';
+import { Informer, type InformerOptions, type ResourcePath } from './informer.js';
+import type { ClusterObjects } from './objects.js';
+import type { ClusterStateSource } from './state.js';
+import { NODEPOOL_GROUP, NODEPOOL_PLURAL, NODEPOOL_VERSION } from '../api/nodepool.js';
+
+/**
+ * The controller's view of the cluster: one Informer per watched resource, read
+ * from memory. Workload-cluster kinds (pods, nodes, ...) and management-cluster
+ * kinds (CAPI objects, NodePools, CapacityBuffers) may come from two different
+ * apiservers, as with Cluster Autoscaler's clusterapi provider; with one
+ * kubeconfig both clients point at the same cluster.
+ */
+
+export const CAPACITY_BUFFER_GROUP = 'autoscaling.x-k8s.io';
+const CAPACITY_BUFFER_VERSIONS = ['v1beta1', 'v1alpha1'];
+
+export interface ClusterCacheOptions {
+  workload: KubeClient;
+  management: KubeClient;
+  /** Node-group auto-discovery; empty = every group the management client can see. */
+  discovery?: GroupDiscoverySpec[];
+  informer?: InformerOptions;
+  /** A watch that has shown no life for longer than this makes the cache unhealthy. Default 180 s. */
+  maxStalenessMs?: number;
+}
+
+type Kind = keyof ClusterObjects;
+
+const NODE_GROUP_PLURALS = ['machinedeployments', 'machinesets', 'machinepools'] as const;
+
+export class ClusterCache implements ClusterStateSource {
+  private readonly informers: Array<{ kind: Kind; informer: Informer }> = [];
+  private readonly listeners = new Set<(kind: Kind) => void>();
+  private cached: ClusterObjects | undefined;
+  capiVersion: CapiVersion | undefined;
+  /** Resources that are optional and absent (e.g. no CapacityBuffer CRD). */
+  readonly absent: string[] = [];
+  private started = false;
+
+  constructor(private readonly opts: ClusterCacheOptions) {}
+
+  /** Discovers API versions and starts every informer. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const { workload, management } = this.opts;
+    const specs = this.opts.discovery ?? [];
+    this.capiVersion = await discoverCapiVersion(management);
+    const capiNs = discoveryNamespace(specs);
+    const groupFilter = discoveryFilter(specs, true);
+    const machineFilter = discoveryFilter(specs, false);
+
+    const add = (kind: Kind, client: KubeClient, r: ResourcePath, filter?: (o: KubernetesObject) => boolean) => {
+      const informer = new Informer(client, r, { ...this.opts.informer, ...(filter ? { filter } : {}) });
+      informer.onChange(() => {
+        this.cached = undefined;
+        for (const fn of this.listeners) fn(kind);
+      });
+      this.informers.push({ kind, informer });
+    };
+    add('pods', workload, { group: '', version: 'v1', plural: 'pods' });
+    add('nodes', workload, { group: '', version: 'v1', plural: 'nodes' });
+    add('namespaces', workload, { group: '', version: 'v1', plural: 'namespaces' });
+    add('daemonSets', workload, { group: 'apps', version: 'v1', plural: 'daemonsets' });
+    add('podDisruptionBudgets', workload, { group: 'policy', version: 'v1', plural: 'poddisruptionbudgets' });
+    add('persistentVolumes', workload, { group: '', version: 'v1', plural: 'persistentvolumes' });
+    add('persistentVolumeClaims', workload, { group: '', version: 'v1', plural: 'persistentvolumeclaims' });
+    add('storageClasses', workload, { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses' });
+    for (const plural of NODE_GROUP_PLURALS) {
+      add('nodeGroups', management, { group: CAPI_GROUP, version: this.capiVersion, plural, ...(capiNs ? { namespace: capiNs } : {}) }, groupFilter);
+    }
+    add('machines', management, { group: CAPI_GROUP, version: this.capiVersion, plural: 'machines', ...(capiNs ? { namespace: capiNs } : {}) }, machineFilter);
+    const nodePoolVersion = await discoverResourceVersion(management, NODEPOOL_GROUP, NODEPOOL_PLURAL, [NODEPOOL_VERSION]);
+    if (nodePoolVersion) add('nodePools', management, { group: NODEPOOL_GROUP, version: nodePoolVersion, plural: NODEPOOL_PLURAL });
+    else this.absent.push(`${NODEPOOL_PLURAL}.${NODEPOOL_GROUP}`);
+    const bufferVersion = await discoverResourceVersion(management, CAPACITY_BUFFER_GROUP, 'capacitybuffers', CAPACITY_BUFFER_VERSIONS);
+    if (bufferVersion) add('capacityBuffers', management, { group: CAPACITY_BUFFER_GROUP, version: bufferVersion, plural: 'capacitybuffers' });
+    else this.absent.push(`capacitybuffers.${CAPACITY_BUFFER_GROUP}`);
+
+    for (const { informer } of this.informers) informer.start();
+  }
+
+  stop(): void {
+    for (const { informer } of this.informers) informer.stop();
+  }
+
+  async waitForSync(timeoutMs = 30_000): Promise<void> {
+    await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(timeoutMs)));
+  }
+
+  synced(): boolean {
+    return this.started && this.informers.length > 0 && this.informers.every(({ informer }) => informer.hasSynced());
+  }
+
+  /** Synced, and every watch has shown life recently. The controller acts only when this holds. */
+  healthy(now = Date.now()): boolean {
+    const max = this.opts.maxStalenessMs ?? 180_000;
+    return this.synced() && this.informers.every(({ informer }) => now - informer.lastFreshAt <= max);
+  }
+
+  /** Seconds since each informer was last known current (list, event or bookmark), by resource. */
+  staleness(now = Date.now()): Array<{ resource: string; ageSeconds: number; synced: boolean }> {
+    return this.informers.map(({ informer }) => ({
+      resource: informer.name,
+      ageSeconds: informer.lastFreshAt ? (now - informer.lastFreshAt) / 1000 : Number.POSITIVE_INFINITY,
+      synced: informer.hasSynced(),
+    }));
+  }
+
+  informerStats(): Array<{ resource: string } & Informer['stats']> {
+    return this.informers.map(({ informer }) => ({ resource: informer.name, ...informer.stats }));
+  }
+
+  objects(): ClusterObjects {
+    if (this.cached) return this.cached;
+    const out: ClusterObjects = {
+      pods: [], nodes: [], daemonSets: [], podDisruptionBudgets: [], persistentVolumes: [],
+      persistentVolumeClaims: [], storageClasses: [], nodeGroups: [], machines: [], nodePools: [],
+      capacityBuffers: [], namespaces: [],
+    };
+    for (const { kind, informer } of this.informers) {
+      const items = informer.list();
+      // Kinds served by several informers (nodeGroups) are concatenated into a new
+      // array; never push into an informer's own cached array.
+      out[kind] = (out[kind].length === 0 ? items : [...out[kind], ...items]) as never;
+    }
+    this.cached = out;
+    return out;
+  }
+
+  onChange(fn: (kind: Kind) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+}
