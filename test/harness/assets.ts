@@ -1,0 +1,39 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BINARIES = ['kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'etcd', 'kwok', 'helm'] as const;
+export type Binary = (typeof BINARIES)[number];
+
+export interface Assets {
+  readonly dir: string;
+  path(binary: Binary): string;
+  /** kwok's node/pod "fast" stages, for `kwok --config`. */
+  readonly kwokStages: string;
+}
+
+let cached: Assets | undefined;
+
+/**
+ * The directory of real binaries: $HEADROOM_TEST_ASSETS if set, else whatever
+ * build-binaries.sh prints (instant on a warm cache; a cold build takes minutes,
+ * so run `bash test/harness/build-binaries.sh` or `.ci/run` first).
+ */
+export function resolveAssets(): Assets {
+  if (cached) return cached;
+  let dir = process.env.HEADROOM_TEST_ASSETS;
+  if (!dir) {
+    const script = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
+    const out = execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    dir = out.trim().split('\n').at(-1) ?? '';
+  }
+  for (const b of BINARIES) {
+    if (!existsSync(join(dir, b))) throw new Error(`test binaries: ${join(dir, b)} is missing (HEADROOM_TEST_ASSETS=${dir})`);
+  }
+  const kwokStages = join(dir, 'kwok-stages.yaml');
+  if (!existsSync(kwokStages)) throw new Error(`test binaries: ${kwokStages} is missing; rerun test/harness/build-binaries.sh`);
+  const d = dir;
+  cached = { dir: d, path: (b) => join(d, b), kwokStages };
+  return cached;
+}

@@ -1,0 +1,424 @@
+/**
+ * A real, local Kubernetes control plane for integration tests (and `headroom dev-cluster`).
+ *
+ * USAGE IN AN INTEGRATION TEST (one shared control plane per mocha run):
+ *
+ *   import { sharedControlPlane } from './hooks.js';
+ *   import { createTestNamespace } from '../harness/namespace.js';
+ *
+ *   describe('my thing', function () {
+ *     let cp: ControlPlane; let kc: KubeConfig; let ns: string;
+ *     before(async function () {
+ *       this.timeout(180_000);
+ *       cp = await sharedControlPlane();          // etcd + apiserver + CRDs + scheduler + KCM + kwok
+ *       kc = cp.kubeConfig();                      // admin (system:masters) @kubernetes/client-node KubeConfig
+ *       ns = await createTestNamespace(kc, 'my-thing');   // isolate: the cluster is shared by all files
+ *     });
+ *   });
+ *
+ * The shared control plane is torn down by test/integration/hooks.ts (a mocha root-hook
+ * plugin) after the whole run. Do not call `stop()` on it. Use your own namespace; the
+ * cluster is shared by every test file. Start a MachineFixture (machine-fixture.ts) if
+ * you need CAPI objects to turn into Nodes.
+ *
+ * WHAT IS RUNNING (sharedControlPlane):
+ *  - etcd (TLS, client-cert auth) and kube-apiserver on free 127.0.0.1 ports. TLS certs
+ *    come from certs/pki.ts; RBAC on (--authorization-mode=Node,RBAC); service-account
+ *    token signing keys; `cp.server` is the https URL.
+ *  - CRDs: Cluster API v1.14.0 (cluster.x-k8s.io, v1beta2 storage) from
+ *    `<repo>/../shared/crds/cluster-api-v1.14.0/` ($HEADROOM_CAPI_CRDS overrides), plus
+ *    charts/headroom/crds/*.yaml and test/fixtures/crds/*.yaml if present, all Established.
+ *  - kube-scheduler "default-scheduler" (no leader election).
+ *  - kube-controller-manager with DEFAULT_CONTROLLERS (deployments, replicasets, GC,
+ *    namespaces, PDB status, daemonsets, statefulsets, jobs, serviceaccounts). NOT
+ *    node-lifecycle: nothing taints or evicts from NotReady nodes.
+ *  - kwok, managing only Nodes annotated `kwok.x-k8s.io/node: fake`: it makes them
+ *    Ready, makes pods bound to them Running (with a pod IP) and finalizes their
+ *    deletion. Nodes without that annotation are left alone (stay NotReady, pods Pending).
+ *
+ * DIFFERENCES FROM A REAL CLUSTER (on purpose):
+ *  - Admission plugins ServiceAccount and TaintNodesByCondition are disabled: pods need
+ *    no ServiceAccount object, and new Nodes do not get the not-ready taint (there is no
+ *    node-lifecycle controller to lift it). Set taints on your Nodes explicitly.
+ *  - No kube-proxy / pod network: a Service cannot reach a process on the host. The
+ *    apiserver CAN call webhooks/extenders on loopback: use `clientConfig.url:
+ *    https://127.0.0.1:<port>/...` (not `clientConfig.service`), with a caBundle from a
+ *    CA made by certs/pki.ts.
+ *
+ * API:
+ *  startControlPlane(opts?: ControlPlaneOptions): Promise<ControlPlane>
+ *      Your own, private control plane (you must `stop()` it). Options: scheduler,
+ *      controllerManager, kwok (booleans, default false), crds (CAPI, default true),
+ *      ownCrds (default = crds), extraCrdDirs, apiServerArgs, startTimeoutMs.
+ *  ControlPlane
+ *    .server            https://127.0.0.1:<port>
+ *    .kubeconfigPath    admin kubeconfig file (client cert CN=admin, O=system:masters)
+ *    .kubeConfig()      a fresh @kubernetes/client-node KubeConfig for the admin
+ *    .userKubeConfig({ user, groups? })  { path, kubeConfig } for an RBAC-restricted client-cert user
+ *    .ca                the cluster CA (PEM cert+key), trusted for client certs
+ *    .dir               the control plane's temp dir (removed at stop)
+ *    .assets            the binaries (`assets.path('helm')` etc.)
+ *    .startScheduler({ schedulerName?, config?, name? }): Promise<Component>
+ *        An ADDITIONAL kube-scheduler with your own KubeSchedulerConfiguration (e.g.
+ *        `extenders: [...]`); the harness fills in clientConnection.kubeconfig and
+ *        leaderElection.leaderElect=false, and `profiles: [{ schedulerName }]` when you
+ *        give no profiles. Pods opt in with `spec.schedulerName`. Stop it with
+ *        `component.stop()` when your test is done (or it goes with the control plane).
+ *    .startControllerManager({ controllers? }) / .startKwok(): Promise<Component>
+ *    .stop()            kills every component (process groups), removes the temp dir.
+ *  Component: { name, pid, logFile, running, stop() }
+ *
+ * Cleanup is guaranteed on normal teardown, failures, process.exit, SIGINT/SIGTERM and
+ * even SIGKILL of the test process (see process.ts). HEADROOM_KEEP_TEST_DIRS=1 keeps
+ * the temp dir (logs, kubeconfig) for debugging.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type CertificateAuthority, createCertificateAuthority, issueCertificate } from '../../certs/pki.js';
+import { type Assets, type Binary, resolveAssets } from './assets.js';
+import { capiCrdDir, installCrds, ownCrdDirs, readCrds } from './crds.js';
+import { kubeconfigYaml } from './kubeconfig.js';
+import { freePort } from './ports.js';
+import { ComponentExitedError, httpStatus, waitFor } from './probe.js';
+import { ManagedProcess, makeTempDir, removeTempDir, startReaper, stopReaper } from './process.js';
+
+export const DEFAULT_CONTROLLERS: readonly string[] = [
+  'deployment-controller',
+  'replicaset-controller',
+  'garbage-collector-controller',
+  'namespace-controller',
+  'disruption-controller',
+  'daemonset-controller',
+  'statefulset-controller',
+  'job-controller',
+  'serviceaccount-controller',
+];
+
+export interface ControlPlaneOptions {
+  /** Start the default kube-scheduler ("default-scheduler"). */
+  readonly scheduler?: boolean;
+  /** Start kube-controller-manager (DEFAULT_CONTROLLERS unless given). */
+  readonly controllerManager?: boolean | { readonly controllers?: readonly string[] };
+  /** Start kwok for nodes annotated kwok.x-k8s.io/node=fake. */
+  readonly kwok?: boolean;
+  /** Install the Cluster API CRDs (default true). */
+  readonly crds?: boolean;
+  /** Also install charts/headroom/crds and test/fixtures/crds (default: same as `crds`). */
+  readonly ownCrds?: boolean;
+  readonly extraCrdDirs?: readonly string[];
+  /** Extra kube-apiserver flags (e.g. --feature-gates=...). */
+  readonly apiServerArgs?: readonly string[];
+  /** Per-component start timeout; default 120 s (2 shared cores are slow). */
+  readonly startTimeoutMs?: number;
+}
+
+export interface SchedulerOptions {
+  /** Profile name pods select via spec.schedulerName; default "default-scheduler". */
+  readonly schedulerName?: string;
+  /** A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) as an object. */
+  readonly config?: Record<string, unknown>;
+  /** Name for logs; defaults to the scheduler name. */
+  readonly name?: string;
+}
+
+export interface Component {
+  readonly name: string;
+  readonly pid: number;
+  readonly logFile: string;
+  readonly running: boolean;
+  stop(): Promise<void>;
+}
+
+const API_GROUPS_ADMIN = ['system:masters'];
+let liveControlPlanes = 0;
+
+export class ControlPlane {
+  private readonly components: ManagedProcess[] = [];
+  private stopped = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly assets: Assets,
+    readonly ca: CertificateAuthority,
+    readonly server: string,
+    readonly kubeconfigPath: string,
+    private readonly startTimeoutMs: number,
+    core: ManagedProcess[],
+  ) {
+    this.components.push(...core);
+  }
+
+  /** Starts etcd + kube-apiserver (+ CRDs and the optional components). */
+  static async start(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    const assets = resolveAssets();
+    const timeoutMs = opts.startTimeoutMs ?? 120_000;
+    startReaper();
+    liveControlPlanes++;
+    const dir = makeTempDir('headroom-cp-');
+    let cp: ControlPlane | undefined;
+    try {
+      mkdirSync(join(dir, 'logs'));
+      const pki = writePki(dir);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          cp = await ControlPlane.startCore(dir, assets, pki, opts, timeoutMs);
+          break;
+        } catch (err) {
+          // A port taken between freePort() and bind makes a component exit: retry with new ports.
+          if (!(err instanceof ComponentExitedError) || attempt >= 3) throw err;
+          console.error(`[harness] ${err.component.name} exited during start-up (attempt ${attempt}); retrying with new ports`);
+        }
+      }
+      const crdDirs = [
+        ...((opts.crds ?? true) ? [capiCrdDir()] : []),
+        ...((opts.ownCrds ?? opts.crds ?? true) ? ownCrdDirs() : []),
+        ...(opts.extraCrdDirs ?? []),
+      ];
+      if (crdDirs.length > 0) await installCrds(cp.kubeConfig(), readCrds(crdDirs), timeoutMs);
+      const optional: Promise<Component>[] = [];
+      if (opts.scheduler) optional.push(cp.startScheduler());
+      if (opts.controllerManager) {
+        optional.push(cp.startControllerManager(typeof opts.controllerManager === 'object' ? opts.controllerManager : {}));
+      }
+      if (opts.kwok) optional.push(cp.startKwok());
+      await Promise.all(optional);
+      return cp;
+    } catch (err) {
+      if (cp) await cp.stop();
+      else {
+        removeTempDir(dir);
+        if (--liveControlPlanes === 0) stopReaper();
+      }
+      throw err;
+    }
+  }
+
+  private static async startCore(dir: string, assets: Assets, pki: Pki, opts: ControlPlaneOptions, timeoutMs: number): Promise<ControlPlane> {
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const etcdDir = join(dir, `etcd-${etcdPort}`);
+    const etcd = spawnComponent(dir, assets, 'etcd', 'etcd', [
+      '--name=headroom',
+      `--data-dir=${etcdDir}`,
+      `--listen-client-urls=https://127.0.0.1:${etcdPort}`,
+      `--advertise-client-urls=https://127.0.0.1:${etcdPort}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=headroom=http://127.0.0.1:${peerPort}`,
+      `--cert-file=${pki.etcdCert}`,
+      `--key-file=${pki.etcdKey}`,
+      `--trusted-ca-file=${pki.caCert}`,
+      '--client-cert-auth',
+      '--unsafe-no-fsync', // test data: durability buys nothing, fsync costs a lot
+      '--log-level=warn',
+    ]);
+    const server = `https://127.0.0.1:${apiPort}`;
+    const apiserver = spawnComponent(dir, assets, 'kube-apiserver', 'kube-apiserver', [
+      `--etcd-servers=https://127.0.0.1:${etcdPort}`,
+      `--etcd-cafile=${pki.caCert}`,
+      `--etcd-certfile=${pki.etcdClientCert}`,
+      `--etcd-keyfile=${pki.etcdClientKey}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      `--tls-cert-file=${pki.apiCert}`,
+      `--tls-private-key-file=${pki.apiKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=Node,RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      '--endpoint-reconciler-type=none', // a loopback advertise address cannot be an Endpoint
+      '--allow-privileged=true',
+      '--profiling=false',
+      ...(opts.apiServerArgs ?? []),
+    ]);
+    const core = [etcd, apiserver];
+    try {
+      const tls = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
+      await waitFor('kube-apiserver /readyz', async () => (await httpStatus(`${server}/readyz`, tls)) === 200, {
+        timeoutMs,
+        intervalMs: 250,
+        watch: core,
+      });
+    } catch (err) {
+      await Promise.all(core.map((p) => p.stop()));
+      throw err;
+    }
+    const kubeconfigPath = join(dir, 'admin.kubeconfig');
+    writeFileSync(kubeconfigPath, kubeconfigYaml({ server, caPem: pki.ca.certPem, ...pki.admin, name: 'admin' }), { mode: 0o600 });
+    return new ControlPlane(dir, assets, pki.ca, server, kubeconfigPath, timeoutMs, core);
+  }
+
+  /** A fresh admin KubeConfig (client cert in group system:masters). */
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfigPath);
+    return kc;
+  }
+
+  /** A kubeconfig for a client-cert user subject to RBAC (bind roles to `user` or `groups`). */
+  userKubeConfig(opts: { user: string; groups?: readonly string[] }): { path: string; kubeConfig: KubeConfig } {
+    if (!/^[a-zA-Z0-9:._@-]+$/.test(opts.user)) throw new Error(`userKubeConfig: bad user name "${opts.user}"`);
+    const pair = issueCertificate(this.ca, { commonName: opts.user, organizations: opts.groups ?? [], usages: ['client'] });
+    const path = join(this.dir, `user-${opts.user.replace(/[^a-zA-Z0-9._-]/g, '_')}.kubeconfig`);
+    writeFileSync(path, kubeconfigYaml({ server: this.server, caPem: this.ca.certPem, ...pair, name: opts.user }), { mode: 0o600 });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(path);
+    return { path, kubeConfig };
+  }
+
+  /** Starts a kube-scheduler; see the header for how `config` is completed. */
+  async startScheduler(opts: SchedulerOptions = {}): Promise<Component> {
+    const schedulerName = opts.schedulerName ?? 'default-scheduler';
+    const name = `kube-scheduler-${(opts.name ?? schedulerName).replace(/[^a-zA-Z0-9._-]/g, '_')}`;
+    const config: Record<string, unknown> = {
+      apiVersion: 'kubescheduler.config.k8s.io/v1',
+      kind: 'KubeSchedulerConfiguration',
+      ...opts.config,
+      clientConnection: { ...(opts.config?.clientConnection as object | undefined), kubeconfig: this.kubeconfigPath },
+      leaderElection: { leaderElect: false }, // several schedulers would fight over one lease
+    };
+    if (!Array.isArray(config.profiles) || config.profiles.length === 0) config.profiles = [{ schedulerName }];
+    const configPath = join(this.dir, `${name}-${Date.now()}.json`);
+    writeFileSync(configPath, JSON.stringify(config, null, 2));
+    const port = await freePort();
+    return this.startServing(name, 'kube-scheduler', [
+      `--config=${configPath}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--authentication-kubeconfig=${this.kubeconfigPath}`,
+      `--authorization-kubeconfig=${this.kubeconfigPath}`,
+    ], `https://127.0.0.1:${port}/readyz`);
+  }
+
+  async startControllerManager(opts: { controllers?: readonly string[] } = {}): Promise<Component> {
+    const port = await freePort();
+    return this.startServing('kube-controller-manager', 'kube-controller-manager', [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      `--authentication-kubeconfig=${this.kubeconfigPath}`,
+      `--authorization-kubeconfig=${this.kubeconfigPath}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--controllers=${(opts.controllers ?? DEFAULT_CONTROLLERS).join(',')}`,
+      '--use-service-account-credentials=false',
+    ], `https://127.0.0.1:${port}/healthz`);
+  }
+
+  async startKwok(): Promise<Component> {
+    const port = await freePort();
+    return this.startServing('kwok', 'kwok', [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      `--config=${this.assets.kwokStages}`,
+      '--manage-all-nodes=false',
+      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+      '--cidr=10.128.0.0/12', // pod IPs; the default /24 runs out at 254 pods
+      `--server-address=127.0.0.1:${port}`,
+    ], `http://127.0.0.1:${port}/healthz`);
+  }
+
+  /** Stops every component and removes the temp dir. Idempotent. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    // Clients first, storage last, so nothing logs errors about a vanished apiserver for long.
+    const [etcd, apiserver, ...rest] = this.components;
+    await Promise.all(rest.map((p) => p.stop()));
+    await apiserver?.stop();
+    await etcd?.stop();
+    removeTempDir(this.dir);
+    if (--liveControlPlanes === 0) stopReaper();
+  }
+
+  private async startServing(name: string, binary: Binary, args: string[], healthUrl: string): Promise<Component> {
+    if (this.stopped) throw new Error('control plane is stopped');
+    const p = spawnComponent(this.dir, this.assets, name, binary, args);
+    this.components.push(p);
+    try {
+      await waitFor(`${name} ${new URL(healthUrl).pathname}`, async () => (await httpStatus(healthUrl)) === 200, {
+        timeoutMs: this.startTimeoutMs,
+        intervalMs: 200,
+        watch: [p],
+      });
+    } catch (err) {
+      await p.stop();
+      throw err;
+    }
+    return {
+      name,
+      pid: p.pid,
+      logFile: p.logFile,
+      get running() {
+        return p.running;
+      },
+      stop: () => p.stop(),
+    };
+  }
+}
+
+/** Convenience alias for `ControlPlane.start`. */
+export function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  return ControlPlane.start(opts);
+}
+
+function spawnComponent(dir: string, assets: Assets, name: string, binary: Binary, args: string[]): ManagedProcess {
+  return ManagedProcess.start(name, assets.path(binary), args, { logFile: join(dir, 'logs', `${name}.log`), cwd: dir });
+}
+
+interface Pki {
+  ca: CertificateAuthority;
+  admin: { certPem: string; keyPem: string };
+  caCert: string;
+  etcdCert: string;
+  etcdKey: string;
+  etcdClientCert: string;
+  etcdClientKey: string;
+  apiCert: string;
+  apiKey: string;
+  saKey: string;
+  saPub: string;
+}
+
+function writePki(dir: string): Pki {
+  const pkiDir = join(dir, 'pki');
+  mkdirSync(pkiDir, { mode: 0o700 });
+  const write = (name: string, pem: string): string => {
+    const p = join(pkiDir, name);
+    writeFileSync(p, pem, { mode: 0o600 });
+    return p;
+  };
+  const ca = createCertificateAuthority({ commonName: 'headroom-test-ca' });
+  const loopback = { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', '::1'] };
+  const etcd = issueCertificate(ca, { commonName: 'etcd', ...loopback, usages: ['server'] });
+  const etcdClient = issueCertificate(ca, { commonName: 'kube-apiserver-etcd-client', usages: ['client'] });
+  const api = issueCertificate(ca, {
+    commonName: 'kube-apiserver',
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    ipAddresses: ['127.0.0.1', '::1', '10.96.0.1'],
+    usages: ['server'],
+  });
+  const admin = issueCertificate(ca, { commonName: 'admin', organizations: API_GROUPS_ADMIN, usages: ['client'] });
+  const sa = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return {
+    ca,
+    admin,
+    caCert: write('ca.crt', ca.certPem),
+    etcdCert: write('etcd.crt', etcd.certPem),
+    etcdKey: write('etcd.key', etcd.keyPem),
+    etcdClientCert: write('etcd-client.crt', etcdClient.certPem),
+    etcdClientKey: write('etcd-client.key', etcdClient.keyPem),
+    apiCert: write('apiserver.crt', api.certPem),
+    apiKey: write('apiserver.key', api.keyPem),
+    saKey: write('sa.key', sa.privateKey),
+    saPub: write('sa.pub', sa.publicKey),
+  };
+}

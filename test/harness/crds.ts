@@ -1,0 +1,73 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { KubeRequestError, kubeRequest } from './kube-request.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Cluster API v1.14.0 CRDs: $HEADROOM_CAPI_CRDS, else `<repo>/../shared/crds/cluster-api-v1.14.0`
+ * (shared/ is a sibling of the checkout, locally and in CI).
+ */
+export function capiCrdDir(): string {
+  const dir = process.env.HEADROOM_CAPI_CRDS ?? join(repoRoot, '..', 'shared', 'crds', 'cluster-api-v1.14.0');
+  if (!existsSync(dir)) throw new Error(`Cluster API CRDs not found at ${dir} (set HEADROOM_CAPI_CRDS)`);
+  return dir;
+}
+
+/** Our own CRDs (chart) and test-only ones, whichever exist. */
+export function ownCrdDirs(): string[] {
+  return [join(repoRoot, 'charts', 'headroom', 'crds'), join(repoRoot, 'test', 'fixtures', 'crds')].filter((d) => existsSync(d));
+}
+
+export interface LoadedCrd {
+  readonly crd: V1CustomResourceDefinition;
+  /** The file it came from, for error messages. */
+  readonly source: string;
+}
+
+/** Every CustomResourceDefinition in the *.yaml / *.yml / *.json files of `dirs`. */
+export function readCrds(dirs: readonly string[]): LoadedCrd[] {
+  const out: LoadedCrd[] = [];
+  for (const dir of dirs) {
+    for (const f of readdirSync(dir).filter((n) => /\.(ya?ml|json)$/.test(n)).sort()) {
+      for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
+        if (doc.errors.length > 0) throw new Error(`${join(dir, f)}: ${doc.errors[0]!.message}`);
+        const obj = doc.toJS() as V1CustomResourceDefinition | null;
+        if (obj?.kind === 'CustomResourceDefinition') out.push({ crd: obj, source: join(dir, f) });
+      }
+    }
+  }
+  return out;
+}
+
+/** Creates (or replaces) the CRDs and waits until every one is Established. */
+export async function installCrds(kc: KubeConfig, crds: readonly LoadedCrd[], timeoutMs = 60_000): Promise<void> {
+  const base = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  await Promise.all(
+    crds.map(async ({ crd, source }) => {
+      const name = crd.metadata!.name!;
+      try {
+        await kubeRequest(kc, 'POST', base, crd);
+      } catch (err) {
+        if (!(err instanceof KubeRequestError)) throw err;
+        if (err.code !== 409) throw new Error(`kube-apiserver rejected CRD ${name} from ${source}: ${err.message}`);
+        const existing = await kubeRequest<V1CustomResourceDefinition>(kc, 'GET', `${base}/${name}`);
+        const body = { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata!.resourceVersion } };
+        await kubeRequest(kc, 'PUT', `${base}/${name}`, body);
+      }
+    }),
+  );
+  const deadline = Date.now() + timeoutMs;
+  for (const { crd } of crds) {
+    const name = crd.metadata!.name!;
+    for (;;) {
+      const got = await kubeRequest<V1CustomResourceDefinition>(kc, 'GET', `${base}/${name}`);
+      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs}ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

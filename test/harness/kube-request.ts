@@ -1,0 +1,49 @@
+import { request } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+export class KubeRequestError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    what: string,
+  ) {
+    let message = body;
+    try {
+      message = (JSON.parse(body) as { message?: string }).message ?? body;
+    } catch {
+      // not a Status: keep the raw body
+    }
+    super(`${what}: HTTP ${code}: ${message}`);
+  }
+}
+
+/**
+ * A raw JSON request to the apiserver of `kc`'s current cluster. For objects that
+ * client-node's typed serializer would mangle: it maps schema keys such as
+ * `x-kubernetes-int-or-string` to camelCase model fields and silently drops the
+ * originals, so a CRD read from YAML must not go through ApiextensionsV1Api.create.
+ */
+export async function kubeRequest<T = unknown>(kc: KubeConfig, method: string, path: string, body?: unknown): Promise<T> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const url = new URL(path, cluster.server);
+  const opts: Parameters<typeof request>[1] = { method, headers: { accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(opts);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': 'application/json' };
+  return new Promise<T>((resolve, reject) => {
+    const req = request(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode ?? 0;
+        if (code >= 200 && code < 300) resolve((text ? JSON.parse(text) : undefined) as T);
+        else reject(new KubeRequestError(code, text, `${method} ${path}`));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
