@@ -1,4 +1,5 @@
 import type { V1LabelSelector, V1Taint } from '@kubernetes/client-node';
+import { matchesLabelSelector, matchesNodeSelectorRequirement } from '../scheduling/label-selector.js';
 import { parseInteger, parseMilliCpu } from './quantity.js';
 
 /**
@@ -311,27 +312,7 @@ export function parseNodePool(obj: unknown): NodePool {
 
 /** True when `labels` satisfy every requirement (the node-affinity semantics of NodeSelectorRequirement). */
 export function requirementsMatch(requirements: readonly NodePoolRequirement[], labels: Record<string, string>): boolean {
-  return requirements.every((r) => {
-    const has = Object.prototype.hasOwnProperty.call(labels, r.key);
-    const value = labels[r.key];
-    switch (r.operator) {
-      case 'In': return has && r.values.includes(value!);
-      case 'NotIn': return !has || !r.values.includes(value!);
-      case 'Exists': return has;
-      case 'DoesNotExist': return !has;
-      case 'Gt': return has && /^-?[0-9]+$/.test(value!) && Number(value) > Number(r.values[0]);
-      case 'Lt': return has && /^-?[0-9]+$/.test(value!) && Number(value) < Number(r.values[0]);
-    }
-    return false;
-  });
-}
-
-/** True when a metav1.LabelSelector matches `labels` (an empty selector matches everything). */
-export function labelSelectorMatches(selector: V1LabelSelector, labels: Record<string, string>): boolean {
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  return requirementsMatch((selector.matchExpressions ?? []).map((e) => ({
-    key: e.key, operator: e.operator as RequirementOperator, values: e.values ?? [],
-  })), labels);
+  return requirements.every((r) => matchesNodeSelectorRequirement(r, labels));
 }
 
 /**
@@ -345,7 +326,7 @@ export function nodePoolForGroup(
   let best: NodePool | undefined;
   for (const p of pools) {
     if (!p.nodeGroupSelector) continue;
-    if (!labelSelectorMatches(p.nodeGroupSelector, groupLabels)) continue;
+    if (!matchesLabelSelector(p.nodeGroupSelector, groupLabels)) continue;
     if (!requirementsMatch(p.requirements, templateLabels)) continue;
     if (!best || p.weight > best.weight || (p.weight === best.weight && p.name < best.name)) best = p;
   }

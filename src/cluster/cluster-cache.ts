@@ -1,7 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from '../controller/kube-client.js';
+import { CAPI_GROUP, type CapiVersion } from '../api/capi.js';
 import {
-  CAPI_GROUP, type CapiVersion, type GroupDiscoverySpec, discoverCapiVersion, discoverResourceVersion,
+  type GroupDiscoverySpec, discoverCapiVersion, discoverResourceVersion,
   discoveryFilter, discoveryNamespace,
 } from './discovery.js';
 import { Informer, type InformerOptions, type ResourcePath } from './informer.js';

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { CAPI_GROUP, type CapiVersion } from '../api/capi.js';
 import { isNotFound, type KubeClient } from '../controller/kube-client.js';
 
 /**
@@ -8,8 +9,6 @@ import { isNotFound, type KubeClient } from '../controller/kube-client.js';
  * label the group must carry). Several specs are ORed, as in Cluster Autoscaler.
  */
 
-export const CAPI_GROUP = 'cluster.x-k8s.io';
-export type CapiVersion = 'v1beta2' | 'v1beta1';
 
 export interface GroupDiscoverySpec {
   namespace?: string;
