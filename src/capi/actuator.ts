@@ -23,6 +23,21 @@ export interface StandaloneMachineRequest {
   reason: string;
 }
 
+/** A pod an action is taken for (events go on it). */
+export interface PodRef {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+/** An event about pods (e.g. reason TriggeredScaleUp). */
+export interface PodEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  note: string;
+}
+
 export interface ScaleResult {
   /** Replicas after the write (or what would have been written, in dry run). */
   replicas: number;
@@ -52,4 +67,9 @@ export interface CapiActuator {
   createMachine(request: StandaloneMachineRequest): Promise<string>;
   /** Deletes a standalone Machine that Headroom created. */
   deleteStandaloneMachine(machine: MachineRef, reason: string): Promise<void>;
+  /**
+   * Optional: records an event on the pods an action was taken for (fire and
+   * forget; implementations may cap how many pods get one, to bound writes).
+   */
+  notifyPods?(pods: readonly PodRef[], event: PodEvent): void;
 }
