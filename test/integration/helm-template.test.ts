@@ -1,0 +1,338 @@
+/**
+ * charts/headroom through the real helm binary: `helm lint --strict`, the schema's
+ * refusals, and `helm template` output checked for the properties an operator relies
+ * on (pod security, least-privilege RBAC, a fail-open webhook that skips our namespace
+ * and kube-system, TLS material that actually chains). No cluster needed.
+ */
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1Deployment,
+  V1MutatingWebhookConfiguration,
+  V1PodDisruptionBudget,
+  V1PolicyRule,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+  V1Service,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { parse as parseYaml } from 'yaml';
+import { CHART_DIR, KUBE_VERSION, helm, type K8sObject, ofKind, onlyOne, renderChart, setArgs } from './helm-chart.js';
+
+const NS = 'headroom-system';
+
+/** Every (apiGroup, resource, verb) a rule grants, resourceNames noted. */
+function grants(rules: V1PolicyRule[]): string[] {
+  return rules.flatMap((r) =>
+    (r.apiGroups ?? ['']).flatMap((g) =>
+      (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${g}/${res}:${v}${r.resourceNames?.length ? `[${[...r.resourceNames].sort().join(',')}]` : ''}`)),
+    ),
+  );
+}
+
+/** What the controller needs cluster-wide (issue 4), and nothing else. */
+const CLUSTER_GRANTS = [
+  ...['pods', 'nodes', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims'].flatMap((r) => ['get', 'list', 'watch'].map((v) => `/${r}:${v}`)),
+  ...['get', 'list', 'watch'].flatMap((v) => [
+    `apps/daemonsets:${v}`,
+    `policy/poddisruptionbudgets:${v}`,
+    `storage.k8s.io/storageclasses:${v}`,
+    `autoscaling.x-k8s.io/capacitybuffers:${v}`,
+    `headroom.dev/nodepools:${v}`,
+    `bootstrap.cluster.x-k8s.io/kubeadmconfigtemplates:${v}`,
+  ]),
+  '/events:create',
+  '/events:patch',
+  '/nodes:patch',
+  '/pods/eviction:create',
+  'headroom.dev/nodepools/status:update',
+  'headroom.dev/nodepools/status:patch',
+  ...['machinedeployments', 'machinesets', 'machinepools', 'machines'].flatMap((r) => ['get', 'list', 'watch', 'patch'].map((v) => `cluster.x-k8s.io/${r}:${v}`)),
+  ...['machinedeployments/scale', 'machinesets/scale', 'machinepools/scale'].flatMap((r) => ['get', 'update', 'patch'].map((v) => `cluster.x-k8s.io/${r}:${v}`)),
+  'cluster.x-k8s.io/machines:create',
+  'cluster.x-k8s.io/machines:delete',
+  ...['get', 'create', 'delete'].map((v) => `bootstrap.cluster.x-k8s.io/kubeadmconfigs:${v}`),
+];
+
+describe('helm chart charts/headroom (real helm)', function () {
+  this.timeout(120_000);
+
+  describe('helm lint --strict', () => {
+    for (const [label, values] of [
+      ['default values', {}],
+      ['cert-manager', { 'certManager.enabled': true }],
+      ['existing secret', { 'tls.source': 'existing', 'tls.existingSecret': 'mine', 'tls.caBundle': 'YWJj' }],
+    ] as const) {
+      it(`passes with ${label}`, async () => {
+        const r = await helm(['lint', '--strict', CHART_DIR, '--namespace', NS, '--kube-version', KUBE_VERSION, ...setArgs(values)]);
+        expect(r.code, r.stdout + r.stderr).to.equal(0);
+        expect(r.stdout).to.match(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+      });
+    }
+
+    for (const [label, values, message] of [
+      ['a fail-closed webhook', { 'webhook.failurePolicy': 'Fail' }, /failurePolicy/],
+      ['a writable root filesystem', { 'securityContext.readOnlyRootFilesystem': false }, /readOnlyRootFilesystem/],
+      ['privilege escalation', { 'securityContext.allowPrivilegeEscalation': true }, /allowPrivilegeEscalation/],
+      ['running as root', { 'podSecurityContext.runAsNonRoot': false }, /runAsNonRoot/],
+      ['a wildcard API group for standalone Machines', { 'rbac.standaloneMachineResources[0].apiGroup': '*' }, /apiGroup/],
+      ['an unknown value', { 'webhook.failurePolicyy': 'Ignore' }, /failurePolicyy/],
+      ['tls.source=existing without a secret', { 'tls.source': 'existing' }, /existingSecret/],
+    ] as const) {
+      it(`refuses ${label}`, async () => {
+        const r = await helm(['lint', '--strict', CHART_DIR, '--namespace', NS, '--kube-version', KUBE_VERSION, ...setArgs(values)]);
+        expect(r.code).to.not.equal(0);
+        expect(r.stdout + r.stderr).to.match(message);
+      });
+    }
+  });
+
+  describe('helm template, default values', () => {
+    let objects: K8sObject[];
+    let deploy: V1Deployment & K8sObject;
+    before(async () => {
+      objects = await renderChart(NS);
+      deploy = onlyOne<V1Deployment>(objects, 'Deployment');
+    });
+
+    it('renders the expected set of objects, namespaced ones in the release namespace', () => {
+      const kinds = objects.map((o) => o.kind).sort();
+      expect(kinds).to.deep.equal(
+        [
+          'ClusterRole',
+          'ClusterRoleBinding',
+          'ConfigMap',
+          'Deployment',
+          'MutatingWebhookConfiguration',
+          'PodDisruptionBudget',
+          'Role',
+          'RoleBinding',
+          'Secret',
+          'Service',
+          'ServiceAccount',
+        ].sort(),
+      );
+      for (const o of objects.filter((x) => !['ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration'].includes(x.kind))) {
+        expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).to.equal(NS);
+      }
+    });
+
+    it('runs 2 replicas with leader election on a Lease the Role allows', () => {
+      expect(deploy.spec!.replicas).to.equal(2);
+      const args = deploy.spec!.template.spec!.containers[0]!.args!;
+      expect(args[0]).to.equal('controller');
+      expect(args).to.include('--leader-elect');
+      const lease = args.find((a) => a.startsWith('--leader-election-id='))!.split('=')[1]!;
+      const role = onlyOne<V1Role>(objects, 'Role');
+      expect(grants(role.rules!)).to.include.members([`coordination.k8s.io/leases:get[${lease}]`, `coordination.k8s.io/leases:update[${lease}]`]);
+    });
+
+    it('is locked down: non-root 65532, read-only root, no escalation, no capabilities, RuntimeDefault seccomp', () => {
+      const pod = deploy.spec!.template.spec!;
+      expect(pod.securityContext).to.include({ runAsNonRoot: true, runAsUser: 65532 });
+      expect(pod.securityContext!.seccompProfile!.type).to.equal('RuntimeDefault');
+      expect(pod.hostNetwork ?? false).to.equal(false);
+      expect(pod.hostPID ?? false).to.equal(false);
+      expect(pod.hostIPC ?? false).to.equal(false);
+      expect((pod.volumes ?? []).filter((v) => v.hostPath)).to.deep.equal([]);
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        const sc = c.securityContext!;
+        expect(sc, c.name).to.include({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+        expect(sc.privileged ?? false).to.equal(false);
+        expect(sc.runAsUser ?? pod.securityContext!.runAsUser).to.be.greaterThan(0);
+        expect(sc.capabilities!.drop).to.include('ALL');
+        expect(sc.capabilities!.add ?? []).to.deep.equal([]);
+        expect(sc.seccompProfile?.type ?? pod.securityContext!.seccompProfile!.type).to.equal('RuntimeDefault');
+        expect(c.resources!.requests).to.have.keys('cpu', 'memory');
+        expect(c.resources!.limits).to.have.property('memory');
+      }
+    });
+
+    it('writes only to an emptyDir /tmp; the TLS secret is mounted read-only at tls.mountPath', () => {
+      const pod = deploy.spec!.template.spec!;
+      const c = pod.containers[0]!;
+      const mounts = c.volumeMounts!;
+      const tmp = mounts.find((m) => m.mountPath === '/tmp')!;
+      expect(pod.volumes!.find((v) => v.name === tmp.name)!.emptyDir, '/tmp is an emptyDir').to.be.an('object');
+      for (const m of mounts.filter((x) => x !== tmp)) expect(m.readOnly, m.mountPath).to.equal(true);
+      const tlsMount = mounts.find((m) => m.mountPath === '/etc/headroom/tls')!;
+      const tlsVolume = pod.volumes!.find((v) => v.name === tlsMount.name)!;
+      const secret = onlyOne<V1Secret>(objects, 'Secret');
+      expect(tlsVolume.secret!.secretName).to.equal(secret.metadata.name);
+      expect(c.args).to.include('--tls-dir=/etc/headroom/tls');
+    });
+
+    it('probes /healthz and /readyz over HTTPS on the serving port', () => {
+      const c = deploy.spec!.template.spec!.containers[0]!;
+      const port = c.ports!.find((p) => p.name === 'https')!;
+      expect(port.containerPort).to.equal(8443);
+      expect(c.livenessProbe!.httpGet).to.deep.include({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
+      expect(c.readinessProbe!.httpGet).to.deep.include({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
+    });
+
+    it('exposes the pods on Service port 443, and the PDB and Service select exactly these pods', () => {
+      const svc = onlyOne<V1Service>(objects, 'Service');
+      const podLabels = deploy.spec!.template.metadata!.labels!;
+      expect(svc.spec!.ports).to.deep.equal([{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }]);
+      for (const [k, v] of Object.entries(svc.spec!.selector!)) expect(podLabels[k], k).to.equal(v);
+      const pdb = onlyOne<V1PodDisruptionBudget>(objects, 'PodDisruptionBudget');
+      expect(pdb.spec!.maxUnavailable).to.equal(1);
+      expect(pdb.spec!.selector!.matchLabels).to.deep.equal(deploy.spec!.selector.matchLabels);
+    });
+
+    it('registers a fail-open, idempotent pod webhook that skips its own namespace and kube-system', () => {
+      const mwc = onlyOne<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration');
+      const svc = onlyOne<V1Service>(objects, 'Service');
+      expect(mwc.webhooks).to.have.length(1);
+      const w = mwc.webhooks![0]!;
+      expect(w).to.include({ failurePolicy: 'Ignore', sideEffects: 'None', reinvocationPolicy: 'IfNeeded' });
+      expect(w.timeoutSeconds).to.be.within(1, 5);
+      expect(w.admissionReviewVersions).to.include('v1');
+      expect(w.rules).to.deep.equal([{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
+      expect(w.clientConfig.service).to.deep.equal({ name: svc.metadata.name, namespace: NS, path: '/mutate/pods', port: 443 });
+      const exclusion = w.namespaceSelector!.matchExpressions!.find((e) => e.key === 'kubernetes.io/metadata.name')!;
+      expect(exclusion.operator).to.equal('NotIn');
+      expect(exclusion.values).to.include.members([NS, 'kube-system']);
+    });
+
+    it('generates a CA and a serving certificate that chain, match their key and name the Service', () => {
+      const secret = onlyOne<V1Secret>(objects, 'Secret');
+      expect(secret.type).to.equal('kubernetes.io/tls');
+      const pem = (k: string) => Buffer.from(secret.data![k]!, 'base64').toString('utf8');
+      const ca = new X509Certificate(pem('ca.crt'));
+      const leaf = new X509Certificate(pem('tls.crt'));
+      expect(ca.ca).to.equal(true);
+      expect(leaf.checkIssued(ca)).to.equal(true);
+      expect(leaf.verify(ca.publicKey)).to.equal(true);
+      expect(leaf.checkPrivateKey(createPrivateKey(pem('tls.key')))).to.equal(true);
+      const svc = onlyOne<V1Service>(objects, 'Service').metadata.name;
+      expect(leaf.checkHost(`${svc}.${NS}.svc`)).to.equal(`${svc}.${NS}.svc`);
+      expect(new Date(leaf.validTo).getTime() - Date.now()).to.be.greaterThan(365 * 24 * 3600 * 1000);
+      const mwc = onlyOne<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration');
+      expect(mwc.webhooks![0]!.clientConfig.caBundle, 'caBundle is the generated CA').to.equal(secret.data!['ca.crt']);
+    });
+
+    it('ships a KubeSchedulerConfiguration that calls the extender over TLS and is ignorable', () => {
+      const cm = onlyOne<V1ConfigMap>(objects, 'ConfigMap');
+      const cfg = parseYaml(cm.data!['scheduler-config.yaml']!) as { apiVersion: string; kind: string; extenders: Record<string, unknown>[] };
+      expect(cfg).to.include({ apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration' });
+      const svc = onlyOne<V1Service>(objects, 'Service').metadata.name;
+      expect(cfg.extenders).to.have.length(1);
+      expect(cfg.extenders[0]).to.deep.include({
+        urlPrefix: `https://${svc}.${NS}.svc:443/scheduler`,
+        filterVerb: 'filter',
+        prioritizeVerb: 'prioritize',
+        enableHTTPS: true,
+        ignorable: true,
+        nodeCacheCapable: true,
+      });
+      const secret = onlyOne<V1Secret>(objects, 'Secret');
+      expect((cfg.extenders[0]!.tlsConfig as { caData: string }).caData).to.equal(secret.data!['ca.crt']);
+    });
+
+    it('grants least privilege: no wildcards, no secrets beyond get on its own, nothing beyond what the controller needs', () => {
+      const cr = onlyOne<V1ClusterRole>(objects, 'ClusterRole');
+      const role = onlyOne<V1Role>(objects, 'Role');
+      for (const rule of [...cr.rules!, ...role.rules!]) {
+        for (const field of [rule.verbs, rule.resources ?? [], rule.apiGroups ?? [], rule.resourceNames ?? []]) {
+          expect(field.filter((x) => x.includes('*')), JSON.stringify(rule)).to.deep.equal([]);
+        }
+        expect(rule.nonResourceURLs ?? []).to.deep.equal([]);
+        expect(rule.verbs.filter((v) => ['escalate', 'bind', 'impersonate', 'deletecollection'].includes(v))).to.deep.equal([]);
+      }
+      const clusterGrants = grants(cr.rules!);
+      expect(clusterGrants.filter((g) => /^\/secrets:/.test(g)), 'no cluster-wide secrets').to.deep.equal([]);
+      expect([...clusterGrants].sort()).to.deep.equal([...new Set(CLUSTER_GRANTS)].sort());
+      const tlsSecret = onlyOne<V1Secret>(objects, 'Secret').metadata.name;
+      expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([`/secrets:get[${tlsSecret}]`]);
+      // leases: create cannot be scoped by name; get/update are.
+      expect(grants(role.rules!).filter((g) => g.startsWith('coordination.k8s.io/') && !g.includes('['))).to.deep.equal(['coordination.k8s.io/leases:create']);
+    });
+
+    it('binds the roles to the ServiceAccount the pods run as', () => {
+      const sa = onlyOne<V1ServiceAccount>(objects, 'ServiceAccount');
+      expect(deploy.spec!.template.spec!.serviceAccountName).to.equal(sa.metadata.name);
+      const crb = onlyOne<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding');
+      const rb = onlyOne<V1RoleBinding>(objects, 'RoleBinding');
+      expect(crb.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: onlyOne(objects, 'ClusterRole').metadata.name });
+      expect(rb.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: onlyOne(objects, 'Role').metadata.name });
+      for (const b of [crb, rb]) expect(b.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NS }]);
+    });
+  });
+
+  describe('helm template, values that change the shape', () => {
+    it('with cert-manager: a CA chain, a serving Certificate for the mounted secret, inject-ca-from and no caBundle', async () => {
+      const objects = await renderChart(NS, { 'certManager.enabled': true });
+      expect(ofKind(objects, 'Secret'), 'the chart generates no key material').to.deep.equal([]);
+      const certs = ofKind<{ spec: { secretName: string; isCA?: boolean; dnsNames?: string[]; issuerRef: { name: string; kind: string } } }>(objects, 'Certificate');
+      const issuers = ofKind<{ spec: { selfSigned?: object; ca?: { secretName: string } } }>(objects, 'Issuer');
+      expect(certs).to.have.length(2);
+      expect(issuers).to.have.length(2);
+      const caCert = certs.find((c) => c.spec.isCA)!;
+      const serving = certs.find((c) => !c.spec.isCA)!;
+      const selfSigned = issuers.find((i) => i.spec.selfSigned)!;
+      const caIssuer = issuers.find((i) => i.spec.ca)!;
+      expect(caCert.spec.issuerRef.name).to.equal(selfSigned.metadata.name);
+      expect(caIssuer.spec.ca!.secretName).to.equal(caCert.spec.secretName);
+      expect(serving.spec.issuerRef).to.deep.include({ name: caIssuer.metadata.name, kind: 'Issuer' });
+
+      const deploy = onlyOne<V1Deployment>(objects, 'Deployment');
+      const tlsVolume = deploy.spec!.template.spec!.volumes!.find((v) => v.secret && v.name === 'tls')!;
+      expect(tlsVolume.secret!.secretName).to.equal(serving.spec.secretName);
+      const svc = onlyOne<V1Service>(objects, 'Service').metadata.name;
+      expect(serving.spec.dnsNames).to.include(`${svc}.${NS}.svc`);
+
+      const mwc = onlyOne<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration');
+      expect(mwc.metadata.annotations!['cert-manager.io/inject-ca-from']).to.equal(`${NS}/${serving.metadata.name}`);
+      expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(undefined);
+      expect(mwc.webhooks![0]!.failurePolicy).to.equal('Ignore');
+      const role = onlyOne<V1Role>(objects, 'Role');
+      expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([`/secrets:get[${serving.spec.secretName}]`]);
+    });
+
+    it('with an existing secret: mounts it, uses the given caBundle and generates nothing', async () => {
+      const objects = await renderChart(NS, { 'tls.source': 'existing', 'tls.existingSecret': 'my-tls', 'tls.caBundle': 'Q0E=' });
+      expect(ofKind(objects, 'Secret')).to.deep.equal([]);
+      const deploy = onlyOne<V1Deployment>(objects, 'Deployment');
+      expect(deploy.spec!.template.spec!.volumes!.find((v) => v.name === 'tls')!.secret!.secretName).to.equal('my-tls');
+      expect(onlyOne<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!.clientConfig.caBundle).to.equal('Q0E=');
+    });
+
+    it('adds extra excluded namespaces without dropping its own and kube-system', async () => {
+      const objects = await renderChart('ops', { 'webhook.excludeNamespaces[0]': 'monitoring' });
+      const w = onlyOne<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
+      const values = w.namespaceSelector!.matchExpressions!.find((e) => e.key === 'kubernetes.io/metadata.name')!.values;
+      expect(values).to.have.members(['ops', 'kube-system', 'monitoring']);
+    });
+
+    it('with a management-cluster kubeconfig: mounts it read-only and can drop the CAPI permissions here', async () => {
+      const objects = await renderChart(NS, { 'managementCluster.kubeconfigSecret.name': 'prod-kubeconfig', 'rbac.capi': false });
+      const pod = onlyOne<V1Deployment>(objects, 'Deployment').spec!.template.spec!;
+      const vol = pod.volumes!.find((v) => v.secret?.secretName === 'prod-kubeconfig')!;
+      expect(vol.secret!.items).to.deep.equal([{ key: 'value', path: 'kubeconfig' }]);
+      const mount = pod.containers[0]!.volumeMounts!.find((m) => m.name === vol.name)!;
+      expect(mount.readOnly).to.equal(true);
+      const cr = onlyOne<V1ClusterRole>(objects, 'ClusterRole');
+      expect(grants(cr.rules!).filter((g) => g.startsWith('cluster.x-k8s.io/') || g.startsWith('headroom.dev/'))).to.deep.equal([]);
+    });
+
+    it('lists provider-specific standalone Machine kinds in RBAC without wildcards', async () => {
+      const objects = await renderChart(NS, {
+        'rbac.standaloneMachineResources[0].apiGroup': 'infrastructure.cluster.x-k8s.io',
+        'rbac.standaloneMachineResources[0].templates[0]': 'dockermachinetemplates',
+        'rbac.standaloneMachineResources[0].resources[0]': 'dockermachines',
+      });
+      const g = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!);
+      expect(g).to.include.members([
+        'infrastructure.cluster.x-k8s.io/dockermachinetemplates:get',
+        'infrastructure.cluster.x-k8s.io/dockermachines:create',
+        'infrastructure.cluster.x-k8s.io/dockermachines:delete',
+      ]);
+      expect(g.filter((x) => x.startsWith('infrastructure.cluster.x-k8s.io/dockermachinetemplates:') && !/:(get|list|watch)$/.test(x))).to.deep.equal([]);
+    });
+  });
+});
