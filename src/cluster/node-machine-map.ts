@@ -1,0 +1,157 @@
+import type { V1Node } from '@kubernetes/client-node';
+import {
+  DEPLOYMENT_NAME_LABEL, MACHINE_ANNOTATION, MACHINE_NAMESPACE_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION,
+  POOL_NAME_LABEL, SET_NAME_LABEL, type MachineView, type NodeGroupView,
+} from '../api/capi.js';
+
+/**
+ * Node <-> Machine <-> node group, as Cluster Autoscaler's clusterapi provider
+ * resolves it, in one pass over each list (maps, no nodes x machines loop).
+ *
+ * A Node finds its Machine by, in order: the Machine's status.nodeRef, the
+ * normalised providerID, and the Node's `cluster.x-k8s.io/machine` annotation.
+ * A Machine finds its group by its controller owner reference (MachineSet ->
+ * its owning MachineDeployment, or MachinePool), else by the
+ * `cluster.x-k8s.io/{deployment,set,pool}-name` labels. MachinePool nodes without
+ * Machines are found through spec.providerIDList and status.nodeRefs. Finally a
+ * Node's `cluster.x-k8s.io/owner-kind` / `owner-name` annotations (set by CAPI)
+ * place it even when the input holds no Machines.
+ */
+
+/**
+ * The providerID's last path segment, lower-cased, as CA's normalizedProviderString
+ * does: `aws:///us-east-1a/i-0abc` and `aws://us-east-1a/i-0ABC` both become `i-0abc`.
+ */
+export function normalizeProviderID(providerID: string): string {
+  const parts = providerID.split('/');
+  for (let i = parts.length - 1; i >= 0; i--) if (parts[i]) return parts[i]!.toLowerCase();
+  return providerID.toLowerCase();
+}
+
+export interface NodeMachineMap {
+  /** Node name -> its Machine. */
+  machineOfNode: Map<string, MachineView>;
+  /** Node name -> group id (`Kind/namespace/name`, MachineSets resolved to their MachineDeployment). */
+  groupOfNode: Map<string, string>;
+  /** `namespace/name` of a Machine -> group id. */
+  groupOfMachine: Map<string, string>;
+  /** Group id -> names of its nodes. */
+  nodesOfGroup: Map<string, string[]>;
+  /** Group id -> its Machines that have no Node yet (not deleting): capacity in flight. */
+  pendingMachinesOfGroup: Map<string, MachineView[]>;
+}
+
+/**
+ * The group id a MachineSet stands for: its controlling MachineDeployment if any
+ * (MachineSets of a MachineDeployment are never groups of their own), else itself.
+ */
+export function resolveMachineSetGroup(ms: NodeGroupView): string {
+  const md = ms.ownerReferences.find((o) => o.kind === 'MachineDeployment' && o.controller !== false);
+  if (md) return `MachineDeployment/${ms.namespace}/${md.name}`;
+  const label = ms.labels[DEPLOYMENT_NAME_LABEL];
+  return label ? `MachineDeployment/${ms.namespace}/${label}` : ms.id;
+}
+
+export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly MachineView[], groups: readonly NodeGroupView[]): NodeMachineMap {
+  const byId = new Map<string, NodeGroupView>();
+  for (const g of groups) byId.set(g.id, g);
+  const setGroup = (ns: string, name: string): string | undefined => {
+    const ms = byId.get(`MachineSet/${ns}/${name}`);
+    return ms ? resolveMachineSetGroup(ms) : undefined;
+  };
+  const known = (id: string) => (byId.has(id) ? id : undefined);
+
+  const groupOfMachine = new Map<string, string>();
+  const machineByKey = new Map<string, MachineView>();
+  const machineByProviderID = new Map<string, MachineView>();
+  const machineByNodeName = new Map<string, MachineView>();
+  const machineByName = new Map<string, MachineView | null>(); // null: the name is ambiguous across namespaces
+  for (const m of machines) {
+    const key = `${m.namespace}/${m.name}`;
+    machineByKey.set(key, m);
+    machineByName.set(m.name, machineByName.has(m.name) ? null : m);
+    if (m.providerID) machineByProviderID.set(normalizeProviderID(m.providerID), m);
+    if (m.nodeName) machineByNodeName.set(m.nodeName, m);
+    const g = groupOfMachineView(m, setGroup);
+    if (g) groupOfMachine.set(key, g);
+  }
+
+  const poolByProviderID = new Map<string, string>();
+  const poolByNodeName = new Map<string, string>();
+  for (const g of groups) {
+    if (g.kind !== 'MachinePool') continue;
+    for (const id of g.providerIDList) poolByProviderID.set(normalizeProviderID(id), g.id);
+    for (const n of g.nodeRefNames) poolByNodeName.set(n, g.id);
+  }
+
+  const machineOfNode = new Map<string, MachineView>();
+  const groupOfNode = new Map<string, string>();
+  const nodesOfGroup = new Map<string, string[]>();
+  for (const node of nodes) {
+    const name = node.metadata?.name;
+    if (!name) continue;
+    const pid = node.spec?.providerID ? normalizeProviderID(node.spec.providerID) : undefined;
+    const ann = node.metadata?.annotations ?? {};
+    let machine = machineByNodeName.get(name) ?? (pid ? machineByProviderID.get(pid) : undefined);
+    if (!machine && ann[MACHINE_ANNOTATION]) {
+      const ns = ann[MACHINE_NAMESPACE_ANNOTATION];
+      machine = ns ? machineByKey.get(`${ns}/${ann[MACHINE_ANNOTATION]}`) : undefined;
+      // Without the namespace annotation, accept a unique match by name.
+      if (!machine && !ns) machine = machineByName.get(ann[MACHINE_ANNOTATION]) ?? undefined;
+    }
+    let group: string | undefined;
+    if (machine) {
+      machineOfNode.set(name, machine);
+      group = groupOfMachine.get(`${machine.namespace}/${machine.name}`);
+    }
+    group ??= (pid ? poolByProviderID.get(pid) : undefined) ?? poolByNodeName.get(name) ?? groupFromNodeAnnotations(ann, setGroup, known);
+    if (!group) continue;
+    groupOfNode.set(name, group);
+    let list = nodesOfGroup.get(group);
+    if (!list) nodesOfGroup.set(group, (list = []));
+    list.push(name);
+  }
+
+  const pendingMachinesOfGroup = new Map<string, MachineView[]>();
+  const nodeNames = new Set<string>();
+  for (const n of nodes) if (n.metadata?.name) nodeNames.add(n.metadata.name);
+  const claimed = new Set<MachineView>(machineOfNode.values());
+  for (const m of machines) {
+    if (m.deleting || claimed.has(m) || (m.nodeName && nodeNames.has(m.nodeName))) continue;
+    const g = groupOfMachine.get(`${m.namespace}/${m.name}`);
+    if (!g) continue;
+    let list = pendingMachinesOfGroup.get(g);
+    if (!list) pendingMachinesOfGroup.set(g, (list = []));
+    list.push(m);
+  }
+  return { machineOfNode, groupOfNode, groupOfMachine, nodesOfGroup, pendingMachinesOfGroup };
+}
+
+function groupOfMachineView(m: MachineView, setGroup: (ns: string, name: string) => string | undefined): string | undefined {
+  const owner = m.ownerReferences.find((o) => o.controller === true) ?? m.ownerReferences[0];
+  if (owner?.kind === 'MachineSet') return setGroup(m.namespace, owner.name) ?? labelGroup(m, setGroup);
+  if (owner?.kind === 'MachinePool') return `MachinePool/${m.namespace}/${owner.name}`;
+  if (owner?.kind === 'MachineDeployment') return `MachineDeployment/${m.namespace}/${owner.name}`;
+  return labelGroup(m, setGroup);
+}
+
+function labelGroup(m: MachineView, setGroup: (ns: string, name: string) => string | undefined): string | undefined {
+  const md = m.labels[DEPLOYMENT_NAME_LABEL];
+  if (md) return `MachineDeployment/${m.namespace}/${md}`;
+  const pool = m.labels[POOL_NAME_LABEL];
+  if (pool) return `MachinePool/${m.namespace}/${pool}`;
+  const set = m.labels[SET_NAME_LABEL];
+  return set ? setGroup(m.namespace, set) : undefined;
+}
+
+function groupFromNodeAnnotations(
+  ann: Record<string, string>, setGroup: (ns: string, name: string) => string | undefined, known: (id: string) => string | undefined,
+): string | undefined {
+  const kind = ann[OWNER_KIND_ANNOTATION];
+  const name = ann[OWNER_NAME_ANNOTATION];
+  const ns = ann[MACHINE_NAMESPACE_ANNOTATION];
+  if (!kind || !name || !ns) return undefined;
+  if (kind === 'MachineSet') return setGroup(ns, name);
+  if (kind === 'MachinePool' || kind === 'MachineDeployment') return known(`${kind}/${ns}/${name}`);
+  return undefined;
+}
