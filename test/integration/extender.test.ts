@@ -143,7 +143,7 @@ describe('scheduler extender with a real kube-scheduler and kwok nodes', functio
         const names = [0, 1, 2].map((i) => `filtered-${disrupted.slice(-1)}-${i}`);
         for (const name of names) await core.createNamespacedPod({ namespace: ns, body: podSpec(name, schedulerName, '10m', '16Mi') });
         for (const name of names) expect(await waitBound(name), name).to.equal(other);
-        for (const name of names) state.addPod(other, parseResourceList({ cpu: '10m', memory: '16Mi', pods: '1' }));
+        state.addPod(other, parseResourceList({ cpu: '10m', memory: '16Mi', pods: '1' }), names.length);
         state.clearDisrupting(disrupted);
       }
     });
