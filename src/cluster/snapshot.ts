@@ -43,6 +43,11 @@ export interface NodeGroup {
   capacityType: 'on-demand' | 'spot';
   /** Requests of the DaemonSet pods that would land on a new node of this group. */
   daemonSetOverhead: Resources;
+  /**
+   * Those DaemonSet pods themselves (template pods, no nodeName), for host ports,
+   * pod affinity and spread counting on new nodes. Their requests sum to daemonSetOverhead.
+   */
+  daemonSetPods?: SchedulingPod[];
   /** The NodePool this group belongs to, if any (for limits and weight). */
   nodePool?: string;
   /** NodePool weight: higher is preferred before price is compared. */
