@@ -2,6 +2,10 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type {
   CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from '../capi/actuator.js';
+import {
+  CLUSTER_NAME_ANNOTATION, CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_ANNOTATION,
+  MACHINE_NAMESPACE_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL,
+} from '../api/capi.js';
 import { type ClusterObjects, type UnstructuredObject, emptyClusterObjects } from '../cluster/objects.js';
 import type { NodeGroup } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
@@ -134,8 +138,10 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
 
   async scaleTo(ref: NodeGroupRef, from: number, to: number, _reason: string): Promise<ScaleResult> {
     const g = this.group(ref);
-    if (g.replicas !== from) return { replicas: g.replicas, written: false };
-    const target = Math.min(g.maxSize, Math.max(g.minSize, to));
+    // The KubeActuator's semantics: a scale-up is an idempotent target (never lowers
+    // replicas), a scale-down only applies if nobody changed replicas since `from`.
+    let target = to >= from ? Math.max(g.replicas, to) : (g.replicas === from ? to : g.replicas);
+    target = Math.min(g.maxSize, Math.max(g.minSize, target));
     if (target === g.replicas) return { replicas: g.replicas, written: false };
     this.setReplicas(g, target);
     this.metrics.scaleActions++;
@@ -186,18 +192,18 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     const delay = bootDelay ?? g.bootDelay.get(g.created);
     g.created++;
     const name = `${g.ref.name}-${(this.machineSeq++).toString(36).padStart(4, '0')}`;
-    const labels: Record<string, string> = { 'cluster.x-k8s.io/cluster-name': g.clusterName };
-    const owner = g.ref.kind === 'MachinePool' ? { kind: 'MachinePool', name: g.ref.name } : { kind: 'MachineSet', name: `${g.ref.name}-sim` };
-    if (g.ref.kind === 'MachineDeployment') labels['cluster.x-k8s.io/deployment-name'] = g.ref.name;
-    if (g.ref.kind === 'MachinePool') labels['cluster.x-k8s.io/pool-name'] = g.ref.name;
-    else labels['cluster.x-k8s.io/set-name'] = g.ref.kind === 'MachineSet' ? g.ref.name : owner.name;
+    const labels: Record<string, string> = { [CLUSTER_NAME_LABEL]: g.clusterName };
+    const owner = machineOwner(g);
+    if (g.ref.kind === 'MachineDeployment') labels[DEPLOYMENT_NAME_LABEL] = g.ref.name;
+    if (g.ref.kind === 'MachinePool') labels[POOL_NAME_LABEL] = g.ref.name;
+    else labels[SET_NAME_LABEL] = owner.name;
     const m: SimMachine = {
       name, group: g, createdAt: now, readyAt: now + delay,
       object: {
         apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
         metadata: {
           name, namespace: g.ref.namespace, uid: `uid-${name}`, labels, creationTimestamp: new Date(now),
-          ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: g.ref.kind === 'MachineSet' ? 'MachineSet' : owner.kind, name: g.ref.kind === 'MachineSet' ? g.ref.name : owner.name, uid: `uid-${owner.name}`, controller: true }],
+          ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: owner.kind, name: owner.name, uid: `uid-${owner.name}`, controller: true }],
         },
         spec: { clusterName: g.clusterName },
         status: { phase: 'Provisioning' },
@@ -223,8 +229,9 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       metadata: {
         name, uid: `uid-node-${name}`, labels, creationTimestamp: new Date(this.clock.now()),
         annotations: {
-          'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-name': g.clusterName,
-          'cluster.x-k8s.io/cluster-namespace': g.ref.namespace,
+          [MACHINE_ANNOTATION]: name, [CLUSTER_NAME_ANNOTATION]: g.clusterName,
+          [MACHINE_NAMESPACE_ANNOTATION]: g.ref.namespace,
+          [OWNER_KIND_ANNOTATION]: machineOwner(g).kind, [OWNER_NAME_ANNOTATION]: machineOwner(g).name,
         },
       },
       spec: { providerID, ...(g.template.taints.length ? { taints: g.template.taints } : {}) },
@@ -435,6 +442,12 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     const now = this.clock.now();
     for (const p of this.pods.values()) if (!p.node) this.metrics.podWaited(now - p.createdAt);
   }
+}
+
+/** The MachineSet (named `<deployment>-sim` for a MachineDeployment) or MachinePool that owns a group's Machines. */
+function machineOwner(g: SimGroup): { kind: string; name: string } {
+  if (g.ref.kind === 'MachinePool') return { kind: 'MachinePool', name: g.ref.name };
+  return { kind: 'MachineSet', name: g.ref.kind === 'MachineSet' ? g.ref.name : `${g.ref.name}-sim` };
 }
 
 function headSeq(lane: Lane): number {

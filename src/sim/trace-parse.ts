@@ -1,6 +1,11 @@
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import {
+  CPU_ANNOTATION, MIN_SIZE_ANNOTATION, parseCapacityAnnotations, parseScalingBounds,
+} from '../api/capacity-annotations.js';
+import { type NodeGroupView, parseNodeGroupObject } from '../api/capi.js';
 import { parseQuantity } from '../api/quantity.js';
+import { ObjectValidationError } from '../api/validation-error.js';
 import type { UnstructuredObject } from '../cluster/objects.js';
 import { parseCron } from './cron.js';
 import { parseDuration } from './duration.js';
@@ -28,9 +33,6 @@ export function parseTrace(text: string, source = 'trace'): Trace {
 type Obj = Record<string, unknown>;
 const isObject = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-const GROUP_KINDS = new Set(['MachineDeployment', 'MachineSet', 'MachinePool']);
-const MIN_SIZE = 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size';
-const MAX_SIZE = 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 class Validator {
@@ -109,30 +111,29 @@ class Validator {
     const o = this.obj(x, path);
     this.known(o, path, ['bootDelay', 'object']);
     const obj = this.obj(o.object, `${path}.object`);
-    const kind = this.str(obj.kind, `${path}.object.kind`);
-    if (!GROUP_KINDS.has(kind)) this.fail(`${path}.object.kind`, `"${kind}" is not a MachineDeployment, MachineSet or MachinePool`);
-    const api = this.str(obj.apiVersion, `${path}.object.apiVersion`);
-    if (!/^cluster\.x-k8s\.io\/v1beta[12]$/.test(api)) this.fail(`${path}.object.apiVersion`, `"${api}" is not cluster.x-k8s.io/v1beta1 or v1beta2`);
     const meta = this.obj(obj.metadata, `${path}.object.metadata`);
-    this.name(meta.name, `${path}.object.metadata.name`);
     if (meta.namespace === undefined) meta.namespace = 'default';
-    this.name(meta.namespace, `${path}.object.metadata.namespace`);
-    const ann = this.obj(meta.annotations ?? {}, `${path}.object.metadata.annotations`);
-    for (const [k, v] of Object.entries(ann)) if (typeof v !== 'string') this.fail(`${path}.object.metadata.annotations["${k}"]`, 'must be a string');
-    for (const key of [MIN_SIZE, MAX_SIZE]) {
-      if (ann[key] === undefined) this.fail(`${path}.object.metadata.annotations["${key}"]`, 'is required: the simulator only runs managed groups');
-      if (!/^\d+$/.test(ann[key] as string)) this.fail(`${path}.object.metadata.annotations["${key}"]`, `"${String(ann[key])}" is not a non-negative integer`);
-    }
-    const min = Number(ann[MIN_SIZE]);
-    const max = Number(ann[MAX_SIZE]);
-    if (min > max) this.fail(`${path}.object.metadata.annotations["${MIN_SIZE}"]`, `min ${min} exceeds max ${max}`);
     const spec = this.obj(obj.spec ?? {}, `${path}.object.spec`);
-    const replicas = spec.replicas === undefined ? min : this.int(spec.replicas, `${path}.object.spec.replicas`);
-    if (replicas < min || replicas > max) this.fail(`${path}.object.spec.replicas`, `${replicas} is outside [${min}, ${max}]`);
-    spec.replicas = replicas;
     if (spec.clusterName === undefined) spec.clusterName = 'sim';
-    this.name(spec.clusterName, `${path}.object.spec.clusterName`);
     obj.spec = spec;
+    // The capacity-model parsers: the same contract, and the same messages, as for real objects.
+    let view: NodeGroupView;
+    let bounds: ReturnType<typeof parseScalingBounds>;
+    let capacity: ReturnType<typeof parseCapacityAnnotations>;
+    try {
+      view = parseNodeGroupObject(obj as UnstructuredObject);
+      bounds = parseScalingBounds(view);
+      capacity = parseCapacityAnnotations(view);
+    } catch (err) {
+      if (err instanceof ObjectValidationError) this.fail(`${path}.object`, err.message);
+      throw err;
+    }
+    const ann = `${path}.object.metadata.annotations`;
+    if (!bounds) this.fail(`${ann}["${MIN_SIZE_ANNOTATION}"]`, 'min/max size annotations are required (max > 0): the simulator only runs managed groups');
+    if (!capacity.complete) this.fail(`${ann}["${CPU_ANNOTATION}"]`, 'cpu and memory capacity annotations are required: simulated nodes are built from them');
+    const replicas = view.replicas ?? bounds.minSize;
+    if (replicas < bounds.minSize || replicas > bounds.maxSize) this.fail(`${path}.object.spec.replicas`, `${replicas} is outside [${bounds.minSize}, ${bounds.maxSize}]`);
+    spec.replicas = replicas;
     return {
       object: obj as UnstructuredObject,
       bootDelay: o.bootDelay === undefined ? { kind: 'constant', value: 60_000 } : this.distribution(o.bootDelay, `${path}.bootDelay`),

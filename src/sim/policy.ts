@@ -1,0 +1,25 @@
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { Clock } from '../provisioning/clock.js';
+import type { SimCluster } from './cluster.js';
+import type { SimScheduler } from './scheduler.js';
+
+/** What a policy gets to drive the simulated cluster. */
+export interface PolicyContext {
+  /** The cluster: a ClusterStateSource and a CapiActuator. */
+  cluster: SimCluster;
+  /** Virtual time. */
+  clock: Clock;
+  /** The capacity model's snapshot of the cluster right now (buildSnapshot over cluster.objects()). */
+  snapshot(): ClusterSnapshot;
+  /** The simulated kube-scheduler, for what-if placement checks (scale-down). */
+  scheduler: SimScheduler;
+}
+
+/** A running policy; `stop` cancels its loops at the end of the run. */
+export interface Policy {
+  stop(): void;
+  /** Anything the policy could not do as specified, for the report. */
+  notes?: string[];
+}
+
+export type PolicyFactory = (ctx: PolicyContext) => Policy | Promise<Policy>;

@@ -1,0 +1,135 @@
+import { formatDuration } from './duration.js';
+import type { TraceResult } from './result.js';
+import { summaryRows } from './summary-table.js';
+
+const COLORS: Record<string, string> = { headroom: '#1f77b4', reactive: '#ff7f0e', periodic: '#2ca02c' };
+
+/**
+ * A self-contained report: the summary table as HTML and, per trace, three charts
+ * (pending pods, nodes, cumulative cost) with one line per policy, drawn on
+ * canvases by a small inline script from inline JSON. No network, no libraries.
+ * After drawing, each canvas records how many pixels it painted in
+ * `data-painted`, which the headless-browser test reads back.
+ */
+export function renderReport(results: TraceResult[], generatedAt: string): string {
+  const data = results.map((r) => ({
+    trace: r.trace,
+    description: r.description,
+    duration: r.durationSeconds,
+    policies: Object.entries(r.policies).map(([name, run]) => ({ name, color: COLORS[name] ?? '#555', series: run.series })),
+  }));
+  const rows = summaryRows(results);
+  const table = [
+    '<table><thead><tr>',
+    ...rows.header.map((h) => `<th>${esc(h)}</th>`),
+    '</tr></thead><tbody>',
+    ...rows.rows.map((r) => `<tr>${r.map((c, i) => `<td${i > 1 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`),
+    '</tbody></table>',
+  ].join('');
+  const sections = results.map((r, i) => `
+<section>
+  <h2>${esc(r.trace)} <small>${esc(formatDuration(r.durationSeconds * 1000))}, seed ${r.seed}</small></h2>
+  <p>${esc(r.description)}</p>
+  <div class="legend">${Object.keys(r.policies).map((p) => `<span style="color:${COLORS[p] ?? '#555'}">&#9632; ${esc(p)}</span>`).join(' ')}</div>
+  <div class="charts">
+    <figure><figcaption>Pending pods</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="pending"></canvas></figure>
+    <figure><figcaption>Nodes</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="nodes"></canvas></figure>
+    <figure><figcaption>Cumulative cost</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="cost"></canvas></figure>
+  </div>
+</section>`).join('\n');
+  // `<` is escaped so that no string in the data can close the script element.
+  const json = JSON.stringify(data).replace(/</g, '\\u003c');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Headroom simulation report</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
+table { border-collapse: collapse; margin: 12px 0 24px; }
+th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f4f4; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+figure { margin: 0; }
+figcaption { font-weight: 600; }
+canvas { border: 1px solid #ddd; }
+h2 small { font-weight: normal; color: #777; }
+.legend span { margin-right: 12px; font-weight: 600; }
+</style>
+</head>
+<body>
+<h1>Headroom simulation report</h1>
+<p>Generated ${esc(generatedAt)}. Pending seconds are per pod, from creation to binding. Cost and node-hours count Machines from creation (boot included) to deletion. Utilization is requested over allocatable on Ready nodes, time-weighted.</p>
+${table}
+${sections}
+<script type="application/json" id="data">${json}</script>
+<script>
+(function () {
+  var data = JSON.parse(document.getElementById('data').textContent);
+  var canvases = document.querySelectorAll('canvas.chart');
+  for (var c = 0; c < canvases.length; c++) draw(canvases[c]);
+  document.body.setAttribute('data-charts-drawn', String(canvases.length));
+
+  function draw(canvas) {
+    var trace = data[Number(canvas.getAttribute('data-trace'))];
+    var metric = canvas.getAttribute('data-metric');
+    var ctx = canvas.getContext('2d');
+    var W = canvas.width, H = canvas.height, L = 48, R = 8, T = 8, B = 24;
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, W, H);
+    var max = 0, n = 0;
+    trace.policies.forEach(function (p) {
+      var s = p.series[metric];
+      n = Math.max(n, s.length);
+      for (var i = 0; i < s.length; i++) if (s[i] > max) max = s[i];
+    });
+    if (max <= 0) max = 1;
+    ctx.strokeStyle = '#ccc';
+    ctx.fillStyle = '#555';
+    ctx.font = '10px sans-serif';
+    ctx.lineWidth = 1;
+    for (var g = 0; g <= 4; g++) {
+      var y = T + (H - T - B) * (1 - g / 4);
+      ctx.beginPath(); ctx.moveTo(L, y); ctx.lineTo(W - R, y); ctx.stroke();
+      var v = max * g / 4;
+      ctx.fillText(metric === 'cost' ? v.toFixed(1) : String(Math.round(v)), 2, y + 3);
+    }
+    var hours = trace.duration / 3600;
+    for (var h = 0; h <= 4; h++) {
+      var x = L + (W - L - R) * h / 4;
+      ctx.fillText((hours * h / 4).toFixed(hours < 4 ? 1 : 0) + 'h', x - 8, H - 8);
+    }
+    trace.policies.forEach(function (p) {
+      var s = p.series[metric];
+      ctx.strokeStyle = p.color;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      for (var i = 0; i < s.length; i++) {
+        var px = L + (W - L - R) * (s.length > 1 ? i / (s.length - 1) : 0);
+        var py = T + (H - T - B) * (1 - s[i] / max);
+        if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+      }
+      ctx.stroke();
+    });
+    // Count painted (non-white) pixels so a headless test can tell the chart is drawn.
+    var img = ctx.getImageData(0, 0, W, H).data, painted = 0;
+    for (var k = 0; k < img.length; k += 4) if (img[k] < 250 || img[k + 1] < 250 || img[k + 2] < 250) painted++;
+    canvas.setAttribute('data-painted', String(painted));
+    trace.policies.forEach(function (p) {
+      var rgb = [parseInt(p.color.slice(1, 3), 16), parseInt(p.color.slice(3, 5), 16), parseInt(p.color.slice(5, 7), 16)], hits = 0;
+      for (var k = 0; k < img.length; k += 4) if (Math.abs(img[k] - rgb[0]) < 24 && Math.abs(img[k + 1] - rgb[1]) < 24 && Math.abs(img[k + 2] - rgb[2]) < 24) hits++;
+      canvas.setAttribute('data-painted-' + p.name, String(hits));
+    });
+  }
+})();
+</script>
+</body>
+</html>
+`;
+}
+
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}

@@ -1,0 +1,29 @@
+import type { PolicySummary, TimeSeries } from './metrics.js';
+
+export const POLICY_NAMES = ['headroom', 'reactive', 'periodic'] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+
+/** One trace run through several policies with one seed. */
+export interface TraceResult {
+  trace: string;
+  description: string;
+  seed: number;
+  durationSeconds: number;
+  policies: Partial<Record<PolicyName, PolicyRun>>;
+}
+
+export interface PolicyRun {
+  summary: PolicySummary;
+  series: TimeSeries;
+  /** Wall-clock milliseconds the run took. */
+  wallMs: number;
+  /** Simulated events processed. */
+  events: number;
+}
+
+/** The stable `--json` shape of one trace (see issue 6). */
+export function summaryJson(r: TraceResult): { trace: string; seed: number; policies: Record<string, PolicySummary> } {
+  const policies: Record<string, PolicySummary> = {};
+  for (const [name, run] of Object.entries(r.policies)) policies[name] = run.summary;
+  return { trace: r.trace, seed: r.seed, policies };
+}

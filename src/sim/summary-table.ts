@@ -1,0 +1,34 @@
+import type { TraceResult } from './result.js';
+
+/** The summary as rows of strings, shared by the terminal table and the HTML report. */
+export function summaryRows(results: TraceResult[]): { header: string[]; rows: string[][] } {
+  const header = ['trace', 'policy', 'pending p50', 'p95', 'p99', 'max (s)', 'node-hours', 'cost', 'peak nodes', 'util cpu', 'util mem', 'scale actions'];
+  const rows: string[][] = [];
+  for (const r of results) {
+    for (const [name, run] of Object.entries(r.policies)) {
+      const s = run.summary;
+      rows.push([
+        r.trace, name, fmt(s.pendingSeconds.p50), fmt(s.pendingSeconds.p95), fmt(s.pendingSeconds.p99), fmt(s.pendingSeconds.max),
+        fmt(s.nodeHours), fmt(s.cost), String(s.peakNodes), pct(s.utilization.cpu), pct(s.utilization.memory), String(s.scaleActions),
+      ]);
+    }
+  }
+  return { header, rows };
+}
+
+/** A plain-text table with right-aligned numbers. */
+export function formatTable(results: TraceResult[]): string {
+  const { header, rows } = summaryRows(results);
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function fmt(x: number): string {
+  return Number.isInteger(x) ? String(x) : x.toFixed(Math.abs(x) >= 100 ? 1 : 2);
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
