@@ -1,0 +1,228 @@
+/**
+ * `helm install` / `upgrade` / `uninstall` of charts/headroom against the real
+ * kube-apiserver of the shared test control plane: every object is accepted by the API,
+ * the RBAC it creates means what the chart says (asked of the real authorizer with
+ * SubjectAccessReviews), the generated certificate survives an upgrade, and the
+ * shipped KubeSchedulerConfiguration is accepted by the real kube-scheduler, which
+ * still binds pods when the extender cannot be reached (ignorable).
+ *
+ * Isolation from the other test files sharing the cluster: the pods get a nodeSelector
+ * no node has (they stay Pending, so the Service never has endpoints), and the webhook
+ * only matches namespaces carrying a label no namespace has.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  AdmissionregistrationV1Api,
+  AppsV1Api,
+  AuthorizationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  RbacAuthorizationV1Api,
+  type V1ResourceAttributes,
+} from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import type { ControlPlane } from '../harness/control-plane.js';
+import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
+import { CHART_DIR, helm } from './helm-chart.js';
+import { sharedControlPlane } from './hooks.js';
+
+function notFound(err: unknown): boolean {
+  return (err as { code?: number }).code === 404;
+}
+
+async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('helm install of charts/headroom on a real kube-apiserver', function () {
+  this.timeout(240_000);
+  let cp: ControlPlane;
+  let kc: KubeConfig;
+  let ns: string;
+  let tmp: string;
+  let installed = false;
+  const release = `hr-${randomBytes(2).toString('hex')}`;
+  const fullname = `${release}-headroom`;
+  const helmArgs = () => ['--namespace', ns, '--kubeconfig', cp.kubeconfigPath];
+
+  before(async function () {
+    this.timeout(300_000);
+    cp = await sharedControlPlane();
+    kc = cp.kubeConfig();
+    ns = await createTestNamespace(kc, 'helm-install');
+    tmp = mkdtempSync(join(tmpdir(), 'headroom-helm-install-'));
+    writeFileSync(
+      join(tmp, 'values.yaml'),
+      toYaml({
+        nodeSelector: { 'headroom.dev/no-such-node': 'true' },
+        webhook: { namespaceSelectorExpressions: [{ key: 'headroom.dev/helm-install-test', operator: 'In', values: [ns] }] },
+      }),
+    );
+    // The harness has already installed charts/headroom/crds (helm would skip them).
+    const r = await helm(['install', release, CHART_DIR, '--skip-crds', ...helmArgs(), '-f', join(tmp, 'values.yaml')]);
+    expect(r.code, r.stderr).to.equal(0);
+    installed = true;
+  });
+
+  after(async function () {
+    this.timeout(120_000);
+    if (installed) await helm(['uninstall', release, ...helmArgs()]);
+    if (ns) await deleteTestNamespace(kc, ns);
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('creates every object, and the webhook carries the CA of the generated secret', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    const deploy = await apps.readNamespacedDeployment({ name: fullname, namespace: ns });
+    expect(deploy.spec!.replicas).to.equal(2);
+    expect(deploy.spec!.template.spec!.containers[0]!.securityContext!.readOnlyRootFilesystem).to.equal(true);
+    await core.readNamespacedService({ name: fullname, namespace: ns });
+    await core.readNamespacedServiceAccount({ name: fullname, namespace: ns });
+    await core.readNamespacedConfigMap({ name: `${fullname}-scheduler-config`, namespace: ns });
+    await rbac.readNamespacedRole({ name: fullname, namespace: ns });
+    await rbac.readNamespacedRoleBinding({ name: fullname, namespace: ns });
+    await rbac.readClusterRole({ name: `${fullname}-${ns}` });
+    await rbac.readClusterRoleBinding({ name: `${fullname}-${ns}` });
+    const secret = await core.readNamespacedSecret({ name: `${fullname}-tls`, namespace: ns });
+    const mwc = await kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: `${fullname}-${ns}` });
+    expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(secret.data!['ca.crt']);
+    expect(mwc.webhooks![0]!.failurePolicy).to.equal('Ignore');
+  });
+
+  it('the real authorizer grants the ServiceAccount what the controller needs, and no more', async () => {
+    const authz = kc.makeApiClient(AuthorizationV1Api);
+    const user = `system:serviceaccount:${ns}:${fullname}`;
+    const can = async (attrs: V1ResourceAttributes) => {
+      const review = await authz.createSubjectAccessReview({ body: { spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`], resourceAttributes: attrs } } });
+      return review.status!.allowed;
+    };
+    const capi = 'cluster.x-k8s.io';
+    const allowed: V1ResourceAttributes[] = [
+      { verb: 'list', resource: 'pods' },
+      { verb: 'watch', resource: 'nodes' },
+      { verb: 'watch', resource: 'persistentvolumeclaims', namespace: 'default' },
+      { verb: 'list', group: 'apps', resource: 'daemonsets' },
+      { verb: 'watch', group: 'policy', resource: 'poddisruptionbudgets' },
+      { verb: 'list', group: 'storage.k8s.io', resource: 'storageclasses' },
+      { verb: 'watch', group: 'autoscaling.x-k8s.io', resource: 'capacitybuffers' },
+      { verb: 'list', group: capi, resource: 'machinedeployments' },
+      { verb: 'patch', group: capi, resource: 'machines', namespace: 'default' },
+      { verb: 'update', group: capi, resource: 'machinedeployments', subresource: 'scale', namespace: 'default' },
+      { verb: 'patch', group: capi, resource: 'machinepools', subresource: 'scale', namespace: 'default' },
+      { verb: 'create', group: capi, resource: 'machines', namespace: 'default' },
+      { verb: 'delete', group: capi, resource: 'machines', namespace: 'default' },
+      { verb: 'watch', group: 'headroom.dev', resource: 'nodepools' },
+      { verb: 'patch', group: 'headroom.dev', resource: 'nodepools', subresource: 'status' },
+      { verb: 'create', resource: 'events', namespace: 'default' },
+      { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
+      { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
+      { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: fullname },
+      { verb: 'get', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },
+    ];
+    const denied: V1ResourceAttributes[] = [
+      { verb: 'list', resource: 'secrets', namespace: ns },
+      { verb: 'watch', resource: 'secrets' },
+      { verb: 'get', resource: 'secrets', namespace: ns, name: 'someone-elses' },
+      { verb: 'get', resource: 'secrets', namespace: 'default', name: `${fullname}-tls` },
+      { verb: 'update', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },
+      { verb: 'create', resource: 'pods', namespace: 'default' },
+      { verb: 'delete', resource: 'pods', namespace: 'default' },
+      { verb: 'delete', resource: 'nodes' },
+      { verb: 'update', group: capi, resource: 'machinedeployments', namespace: 'default' },
+      { verb: 'delete', group: capi, resource: 'machinedeployments', namespace: 'default' },
+      { verb: 'create', group: capi, resource: 'clusters', namespace: 'default' },
+      { verb: 'update', group: 'headroom.dev', resource: 'nodepools' },
+      { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'another-lease' },
+      { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: 'kube-system' },
+      { verb: 'update', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: `${fullname}-${ns}` },
+      { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
+      { verb: 'impersonate', resource: 'serviceaccounts', namespace: ns },
+    ];
+    const wrong: string[] = [];
+    for (const a of allowed) if (!(await can(a))) wrong.push(`denied but needed: ${JSON.stringify(a)}`);
+    for (const a of denied) if (await can(a)) wrong.push(`allowed but not needed: ${JSON.stringify(a)}`);
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('keeps the generated certificate across helm upgrade', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const before = await core.readNamespacedSecret({ name: `${fullname}-tls`, namespace: ns });
+    const r = await helm(['upgrade', release, CHART_DIR, ...helmArgs(), '--reuse-values', '--set', 'controller.dryRun=true']);
+    expect(r.code, r.stderr).to.equal(0);
+    const after = await core.readNamespacedSecret({ name: `${fullname}-tls`, namespace: ns });
+    expect(after.data).to.deep.equal(before.data);
+    const mwc = await kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: `${fullname}-${ns}` });
+    expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(before.data!['ca.crt']);
+    const deploy = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: fullname, namespace: ns });
+    expect(deploy.spec!.template.spec!.containers[0]!.args).to.include('--dry-run');
+  });
+
+  it('ships a scheduler configuration the real kube-scheduler accepts, and pods still bind with the extender unreachable', async function () {
+    this.timeout(180_000);
+    const cm = await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: `${fullname}-scheduler-config`, namespace: ns });
+    const config = parseYaml(cm.data!['scheduler-config.yaml']!) as Record<string, unknown>;
+    const schedulerName = `helm-check-${ns}`;
+    // The Service has no endpoints (and no DNS here): every extender call fails.
+    const scheduler = await cp.startScheduler({ schedulerName, config });
+    const core = kc.makeApiClient(CoreV1Api);
+    const node = `helm-check-${ns}`;
+    const taint = { key: 'headroom.dev/helm-check', value: ns, effect: 'NoSchedule' };
+    try {
+      await core.createNode({
+        body: {
+          metadata: { name: node, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { 'kubernetes.io/hostname': node, type: 'kwok' } },
+          spec: { taints: [taint] },
+          status: { allocatable: { cpu: '4', memory: '8Gi', pods: '10' }, capacity: { cpu: '4', memory: '8Gi', pods: '10' } },
+        },
+      });
+      await core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: 'bound-without-extender' },
+          spec: {
+            schedulerName,
+            nodeSelector: { 'kubernetes.io/hostname': node },
+            tolerations: [{ ...taint, operator: 'Equal' }],
+            containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m' } } }],
+          },
+        },
+      });
+      const bound = await waitUntil('the pod to be bound', async () => {
+        const pod = await core.readNamespacedPod({ name: 'bound-without-extender', namespace: ns });
+        return pod.spec!.nodeName || undefined;
+      }, 90_000);
+      expect(bound).to.equal(node);
+      expect(scheduler.running).to.equal(true);
+      // ...and the extender was really configured: the scheduler called it and skipped it.
+      const url = `https://${fullname}.${ns}.svc:443/scheduler/filter`;
+      await waitUntil('the scheduler to log the extender call', async () => (readFileSync(scheduler.logFile, 'utf8').includes(url) ? true : undefined), 10_000);
+    } finally {
+      await scheduler.stop();
+      await core.deleteNamespacedPod({ name: 'bound-without-extender', namespace: ns, gracePeriodSeconds: 0 }).catch(() => undefined);
+      await core.deleteNode({ name: node }).catch(() => undefined);
+    }
+  });
+
+  it('helm uninstall removes the cluster-scoped objects too', async () => {
+    const r = await helm(['uninstall', release, ...helmArgs()]);
+    expect(r.code, r.stderr).to.equal(0);
+    installed = false;
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    const gone = async (read: () => Promise<unknown>) => read().then(() => false, (err) => notFound(err));
+    expect(await gone(() => rbac.readClusterRole({ name: `${fullname}-${ns}` }))).to.equal(true);
+    expect(await gone(() => rbac.readClusterRoleBinding({ name: `${fullname}-${ns}` }))).to.equal(true);
+    expect(await gone(() => kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: `${fullname}-${ns}` }))).to.equal(true);
+  });
+});
