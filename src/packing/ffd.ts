@@ -1,0 +1,104 @@
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import { CPU, MEMORY } from '../scheduling/resources.js';
+import { explainUnschedulable, groupReason } from './explain.js';
+import { type Bin, type ClassLevel, PackingState } from './packing-state.js';
+import type { Plan } from './plan.js';
+import type { SolveOptions } from './solve.js';
+
+/** A new node being filled: it may still become any of its candidate groups. */
+interface Claim {
+  bin: Bin;
+  /** Groups (cheapest first) that can still hold everything placed so far. */
+  candidates: number[];
+  maxCpu: number;
+  maxMem: number;
+}
+
+/**
+ * The first-fit-decreasing baseline, packing the way Karpenter's scheduler does
+ * (ADR 0031): pods one by one, sorted by CPU then memory, descending; each goes to
+ * the first existing node that fits, else the first open claim that fits, else a
+ * new claim. A claim starts with every group that can run the pod and narrows as
+ * pods are added; when done it becomes the cheapest group that holds its pods.
+ * It honours the same constraints as `solve` (shared PackingState), so the only
+ * difference the benchmark measures is the packing strategy.
+ * Simplification: a claim fixes its topology class (zone, ...) when it is opened.
+ */
+export function ffd(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
+  const st = new PackingState(snapshot);
+  const order: number[] = [];
+  const podClass: number[] = [];
+  for (const cs of st.classes) for (let i = 0; i < cs.cls.pods.length; i++) { podClass.push(cs.cls.index); order.push(order.length); }
+  const cpu = (i: number) => st.classes[podClass[i]!]!.cls.req[CPU] ?? 0;
+  const mem = (i: number) => st.classes[podClass[i]!]!.cls.req[MEMORY] ?? 0;
+  order.sort((a, b) => cpu(b) - cpu(a) || mem(b) - mem(a) || podClass[a]! - podClass[b]! || a - b);
+
+  const existing = st.existingBins.filter((b) => !st.binUnschedulable(b));
+  const claims: Claim[] = [];
+
+  const tryClaim = (cl: ClassLevel, c: Claim): boolean => {
+    const req = cl.cls.req;
+    const used = c.bin.used;
+    if ((used[CPU] ?? 0) + (req[CPU] ?? 0) > c.maxCpu || (used[MEMORY] ?? 0) + (req[MEMORY] ?? 0) > c.maxMem) return false;
+    if (st.dynamicAllowance(cl, c.bin) < 1) return false;
+    const next = c.candidates.filter((gi) => st.groupFeasible(cl, gi) && fitsAdded(st.groups[gi]!.capacity, used, cl.cls.reqKeys, cl.cls.reqVals));
+    if (next.length === 0) return false;
+    c.candidates = next;
+    if (!next.includes(c.bin.gi)) {
+      const to = next.find((gi) => st.canSwitch(c.bin, gi));
+      if (to === undefined) return false;
+      st.regroup(c.bin, to);
+    }
+    st.place(cl, c.bin, 1);
+    recomputeMax(st, c);
+    return true;
+  };
+
+  const newClaim = (cl: ClassLevel): boolean => {
+    for (let t = 0; t < st.tclasses.length; t++) {
+      const candidates = st.tclasses[t]!.filter((gi) => st.canOpen(gi) && st.groupFeasible(cl, gi));
+      if (candidates.length === 0) continue;
+      if (groupReason(st, cl, candidates[0]!) !== undefined) continue;
+      const claim: Claim = { bin: st.openBin(candidates[0]!), candidates, maxCpu: 0, maxMem: 0 };
+      recomputeMax(st, claim);
+      if (st.dynamicAllowance(cl, claim.bin) < 1) { st.releaseEmpty(claim.bin); continue; }
+      st.place(cl, claim.bin, 1);
+      claims.push(claim);
+      return true;
+    }
+    return false;
+  };
+
+  for (const p of order) {
+    const cs = st.classes[podClass[p]!]!;
+    const levels = options.ignorePreferences ? cs.levels.slice(-1) : cs.levels;
+    let placed = false;
+    for (const cl of levels) {
+      for (const bin of existing) if (st.allowance(cl, bin) >= 1) { st.place(cl, bin, 1); placed = true; break; }
+      if (placed) break;
+      for (const c of claims) if (tryClaim(cl, c)) { placed = true; break; }
+      if (placed) break;
+      if (newClaim(cl)) { placed = true; break; }
+    }
+    if (!placed) st.markUnschedulable(cs, explainUnschedulable(st, levels[levels.length - 1]!), 1);
+  }
+  st.rightSize();
+  return st.toPlan();
+}
+
+function fitsAdded(cap: Record<string, number>, used: Record<string, number>, keys: string[], vals: number[]): boolean {
+  for (let i = 0; i < keys.length; i++) if ((used[keys[i]!] ?? 0) + vals[i]! > (cap[keys[i]!] ?? 0)) return false;
+  return true;
+}
+
+function recomputeMax(st: PackingState, c: Claim): void {
+  let cpu = 0;
+  let mem = 0;
+  for (const gi of c.candidates) {
+    const cap = st.groups[gi]!.capacity;
+    if ((cap[CPU] ?? 0) > cpu) cpu = cap[CPU] ?? 0;
+    if ((cap[MEMORY] ?? 0) > mem) mem = cap[MEMORY] ?? 0;
+  }
+  c.maxCpu = cpu;
+  c.maxMem = mem;
+}

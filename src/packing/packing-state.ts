@@ -1,0 +1,667 @@
+import type { V1Taint } from '@kubernetes/client-node';
+import type { ClusterSnapshot, HostPort, NodeGroup, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+import { hostPortsConflict } from '../scheduling/host-ports.js';
+import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
+import {
+  DomainCounts, type ResolvedAffinityTerm, requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects,
+} from '../scheduling/pod-affinity.js';
+import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
+import { CPU, MEMORY, type Resources, addInto, subtract } from '../scheduling/resources.js';
+import { HARD_TAINT_EFFECTS, formatTaint, untoleratedTaint } from '../scheduling/taints.js';
+import {
+  HOSTNAME, type ResolvedSpread, globalMinimum, resolveSpread, spreadAllowance, spreadCountsNode, spreadSelects,
+} from '../scheduling/topology-spread.js';
+import { volumeTopologyReason } from '../scheduling/volume-topology.js';
+import type { Placement, Plan, ScaleUp, UnschedulablePod } from './plan.js';
+import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
+
+const ALL_TAINT_EFFECTS: readonly string[] = [...HARD_TAINT_EFFECTS, 'PreferNoSchedule'];
+
+/** A node group as the packer sees it: what a new node offers after DaemonSet overhead. */
+export interface GroupInfo {
+  index: number;
+  group: NodeGroup;
+  /** Allocatable minus DaemonSet overhead: what pending pods can use on a new node. */
+  capacity: Resources;
+  labels: Record<string, string>;
+  taints: V1Taint[];
+  /** Topology class: groups whose nodes share every topology-key value in use (hostname aside). */
+  tclass: number;
+}
+
+/** A node pods can be placed on: an existing / in-flight node, or a new node this solve adds. */
+export interface Bin {
+  index: number;
+  name: string;
+  labels: Record<string, string>;
+  taints: V1Taint[];
+  free: Resources;
+  ports: HostPort[];
+  existing: boolean;
+  /** Existing nodes: index into existingBins; new nodes: -1. */
+  existingIndex: number;
+  /** New nodes: the group it would be a node of (may change when right-sized). */
+  gi: number;
+  tclass: number;
+  /** Requests placed here by this solve (new nodes). */
+  used: Resources;
+  contents: Array<{ cl: ClassLevel; n: number }>;
+  /** Share of the remaining demand this bin was opened for (quota of each class). */
+  share: number;
+  /** Quota bookkeeping: the class last placed here and how many of it. */
+  lastClass: number;
+  lastClassCount: number;
+}
+
+interface TermCounter { term: ResolvedAffinityTerm; counts: DomainCounts }
+interface OwnerCounter { term: ResolvedAffinityTerm; owners: DomainCounts }
+interface SpreadCounter {
+  spec: ResolvedSpread;
+  proto: SchedulingPod;
+  counts: DomainCounts;
+  existingEligible: Uint8Array;
+  groupEligible: Uint8Array;
+  /** Non-hostname keys: every domain a pod could land in (existing nodes and groups with room at start). */
+  domains: string[];
+  eligibleGroups: number[];
+}
+
+export interface SpreadRef { counter: SpreadCounter; self: boolean; maxSkew: number; minDomains: number }
+export interface TermRef { counter: TermCounter; self: boolean }
+
+/** A class at one rung of its relaxation ladder, with its constraints bound to shared counters. */
+export interface ClassLevel {
+  cls: PodClass;
+  level: number;
+  last: boolean;
+  pod: SchedulingPod;
+  avoidPreferNoSchedule: boolean;
+  relaxed: string[];
+  affinity: TermRef[];
+  anti: TermRef[];
+  spreads: SpreadRef[];
+  /** Whether some constraint depends on non-hostname domains (zone spread, zone affinity...). */
+  zonal: boolean;
+  /** 0 unknown, 1 feasible, 2 not: static checks against each group's template. */
+  groupFeasible: Uint8Array;
+  existingFeasible: Uint8Array;
+}
+
+export interface ClassState {
+  cls: PodClass;
+  levels: ClassLevel[];
+  /** Required anti-affinity terms of other (and its own) pods that select this class. */
+  owners: OwnerCounter[];
+  /** Counters this class's pods add to when placed. */
+  matchTerms: TermCounter[];
+  matchSpreads: SpreadCounter[];
+  ownTerms: OwnerCounter[];
+  /** Pods of the class not placed yet. */
+  remaining: number;
+  /** Pods of the class reported unschedulable. */
+  unschedulable: number;
+  /** Per-node cap from hostname anti-affinity / spread, and the key of the pods sharing it. */
+  hostnameCap: number;
+  hostnameKey?: string;
+}
+
+/**
+ * The mutable state of one solve: bins, counters for affinity / anti-affinity /
+ * spread (counted incrementally per domain), static feasibility caches per class
+ * level and group, group sizes and NodePool usage. Both packers (the cost-aware
+ * one in solve.ts and the FFD baseline) drive it; it turns the result into a Plan.
+ */
+export class PackingState {
+  readonly groups: GroupInfo[];
+  readonly tclasses: number[][] = [];
+  readonly classes: ClassState[];
+  readonly bins: Bin[] = [];
+  readonly existingBins: Bin[] = [];
+  readonly newBins: Bin[] = [];
+  /** Nodes a group may still add: maxSize - replicas - added. */
+  readonly groupRoom: Int32Array;
+  readonly added: Int32Array;
+  readonly newBinsPerTclass: number[] = [];
+  readonly remainingDemand: Resources = {};
+  readonly hostnameDemand = new Map<string, { remaining: number; cap: number }>();
+  readonly unschedulable: UnschedulablePod[] = [];
+
+  private readonly poolUsed = new Map<string, { cpu: number; memory: number; nodes: number }>();
+  private readonly termCounters = new Map<string, TermCounter>();
+  private readonly ownerCounters = new Map<string, OwnerCounter>();
+  private readonly spreadCounters = new Map<string, SpreadCounter>();
+  private readonly nodeNames = new Set<string>();
+  private nextName = 0;
+  /** Why the last dynamic check failed, for reasons. */
+  lastBlock = '';
+
+  constructor(readonly snapshot: ClusterSnapshot) {
+    const pods = snapshot.pendingPods;
+    const classes = buildPodClasses(pods);
+    const preferNoScheduleMatters = snapshot.groups.some((g) => g.template.taints.some((t) => t.effect === 'PreferNoSchedule'))
+      || snapshot.nodes.some((n) => n.taints.some((t) => t.effect === 'PreferNoSchedule'));
+    const ladders: RelaxationLevel[][] = classes.map((c) => relaxationLevels(c.proto, preferNoScheduleMatters));
+
+    // Topology keys in use decide which groups are interchangeable when right-sizing.
+    const keys = new Set<string>();
+    for (const ladder of ladders) {
+      for (const l of ladder) {
+        for (const t of [...requiredAffinityTerms(l.pod), ...requiredAntiAffinityTerms(l.pod)]) keys.add(t.topologyKey);
+        for (const s of l.pod.topologySpreadConstraints) keys.add(s.topologyKey);
+      }
+    }
+    for (const n of snapshot.nodes) for (const p of n.pods) for (const t of requiredAntiAffinityTerms(p)) keys.add(t.topologyKey);
+    keys.delete(HOSTNAME);
+    const topoKeys = [...keys].sort();
+
+    const tclassIndex = new Map<string, number>();
+    this.groups = snapshot.groups.map((group, index) => {
+      const labels = group.template.labels;
+      const tkey = JSON.stringify(topoKeys.map((k) => labels[k] ?? null));
+      let tclass = tclassIndex.get(tkey);
+      if (tclass === undefined) {
+        tclass = this.tclasses.length;
+        tclassIndex.set(tkey, tclass);
+        this.tclasses.push([]);
+        this.newBinsPerTclass.push(0);
+      }
+      this.tclasses[tclass]!.push(index);
+      return { index, group, capacity: subtract(group.template.allocatable, group.daemonSetOverhead), labels, taints: group.template.taints, tclass };
+    });
+    for (const members of this.tclasses) {
+      members.sort((a, b) => this.groups[a]!.group.pricePerHour - this.groups[b]!.group.pricePerHour || a - b);
+    }
+    this.groupRoom = new Int32Array(this.groups.length);
+    this.added = new Int32Array(this.groups.length);
+    for (const g of this.groups) this.groupRoom[g.index] = Math.max(0, g.group.maxSize - g.group.replicas);
+    for (const [pool, lim] of Object.entries(snapshot.limits)) this.poolUsed.set(pool, { ...lim.used });
+
+    // Existing and in-flight nodes: real nodes first, then capacity on its way.
+    const ordered = [...snapshot.nodes.filter((n) => !n.inFlight), ...snapshot.nodes.filter((n) => n.inFlight)];
+    const groupById = new Map(this.groups.map((g) => [g.group.id, g]));
+    for (const node of ordered) {
+      this.nodeNames.add(node.name);
+      const free: Resources = { ...node.allocatable };
+      for (const p of node.pods) addInto(free, p.requests, -1);
+      const g = node.groupId ? groupById.get(node.groupId) : undefined;
+      // A placeholder for a replica without a Node yet holds no pods: its DaemonSets will.
+      if (node.inFlight && node.pods.length === 0 && g) addInto(free, g.group.daemonSetOverhead, -1);
+      // Every node is its own hostname domain, placeholders for in-flight replicas included.
+      const labels = HOSTNAME in node.labels ? node.labels : { ...node.labels, [HOSTNAME]: node.name };
+      const bin = this.makeBin(node.name, labels, node.taints, free, true);
+      bin.ports = node.pods.flatMap((p) => p.hostPorts);
+      bin.existingIndex = this.existingBins.length;
+      (bin as Bin & { node?: SnapshotNode }).node = node;
+      this.existingBins.push(bin);
+    }
+
+    // Classes, their ladders, and the shared counters their constraints read.
+    this.classes = classes.map((cls, i) => {
+      const levels = ladders[i]!.map((l, li, all) => this.bindLevel(cls, l, li, li === all.length - 1));
+      return { cls, levels, owners: [], matchTerms: [], matchSpreads: [], ownTerms: [], remaining: cls.pods.length, unschedulable: 0, hostnameCap: Infinity };
+    });
+    for (const cs of this.classes) {
+      for (const t of requiredAntiAffinityTerms(cs.cls.proto)) cs.ownTerms.push(this.ownerCounter(resolveAffinityTerm(t, cs.cls.proto, snapshot.namespaceLabels)));
+    }
+    const existingOwners: Array<{ counter: OwnerCounter; bin: Bin }> = [];
+    for (const bin of this.existingBins) {
+      for (const p of (bin as Bin & { node: SnapshotNode }).node.pods) {
+        for (const t of requiredAntiAffinityTerms(p)) existingOwners.push({ counter: this.ownerCounter(resolveAffinityTerm(t, p, snapshot.namespaceLabels)), bin });
+      }
+    }
+    const termList = [...this.termCounters.values()];
+    const spreadList = [...this.spreadCounters.values()];
+    const ownerList = [...this.ownerCounters.values()];
+    for (const cs of this.classes) {
+      const p = cs.cls.proto;
+      cs.matchTerms = termList.filter((t) => termSelects(t.term, p.namespace, p.labels));
+      cs.matchSpreads = spreadList.filter((s) => spreadSelects(s.spec, p.namespace, p.labels));
+      cs.owners = ownerList.filter((o) => termSelects(o.term, p.namespace, p.labels));
+      for (const l of cs.levels) {
+        for (const r of l.affinity) r.self = cs.matchTerms.includes(r.counter);
+        for (const r of l.anti) r.self = cs.matchTerms.includes(r.counter);
+        for (const r of l.spreads) r.self = cs.matchSpreads.includes(r.counter);
+      }
+      addInto(this.remainingDemand, cs.cls.req, cs.remaining);
+      // Pods that can share no node with each other need that many nodes at least.
+      const last = cs.levels[cs.levels.length - 1]!;
+      for (const r of last.anti) if (r.self && r.counter.term.topologyKey === HOSTNAME) { cs.hostnameCap = 1; cs.hostnameKey = `a:${r.counter.term.signature}`; }
+      for (const r of last.spreads) {
+        if (r.self && r.counter.spec.topologyKey === HOSTNAME && r.maxSkew < cs.hostnameCap) { cs.hostnameCap = r.maxSkew; cs.hostnameKey = `s:${r.counter.spec.signature}`; }
+      }
+      if (cs.hostnameKey) {
+        const e = this.hostnameDemand.get(cs.hostnameKey) ?? { remaining: 0, cap: cs.hostnameCap };
+        e.remaining += cs.remaining;
+        this.hostnameDemand.set(cs.hostnameKey, e);
+      }
+    }
+
+    // Count the pods already running, grouped by (namespace, labels) so each group is matched once.
+    const running = new Map<string, { pod: SchedulingPod; bins: Bin[] }>();
+    for (const bin of this.existingBins) {
+      for (const p of (bin as Bin & { node: SnapshotNode }).node.pods) {
+        const k = `${p.namespace}\u0000${JSON.stringify(p.labels)}`;
+        const e = running.get(k) ?? { pod: p, bins: [] };
+        e.bins.push(bin);
+        running.set(k, e);
+      }
+    }
+    for (const { pod, bins } of running.values()) {
+      const terms = termList.filter((t) => termSelects(t.term, pod.namespace, pod.labels));
+      const spreads = spreadList.filter((s) => spreadSelects(s.spec, pod.namespace, pod.labels));
+      for (const bin of bins) {
+        for (const t of terms) t.counts.add(bin.labels[t.term.topologyKey], 1);
+        for (const s of spreads) if (s.existingEligible[bin.existingIndex]) s.counts.add(bin.labels[s.spec.topologyKey], 1);
+      }
+    }
+    for (const { counter, bin } of existingOwners) counter.owners.add(bin.labels[counter.term.topologyKey], 1);
+    for (const s of spreadList) this.initSpreadDomains(s);
+  }
+
+  private makeBin(name: string, labels: Record<string, string>, taints: V1Taint[], free: Resources, existing: boolean): Bin {
+    const bin: Bin = {
+      index: this.bins.length, name, labels, taints, free, ports: [], existing, existingIndex: -1, gi: -1, tclass: -1,
+      used: {}, contents: [], share: 1, lastClass: -1, lastClassCount: 0,
+    };
+    this.bins.push(bin);
+    return bin;
+  }
+
+  private termCounter(term: ResolvedAffinityTerm): TermCounter {
+    let c = this.termCounters.get(term.signature);
+    if (!c) { c = { term, counts: new DomainCounts() }; this.termCounters.set(term.signature, c); }
+    return c;
+  }
+
+  private ownerCounter(term: ResolvedAffinityTerm): OwnerCounter {
+    let c = this.ownerCounters.get(term.signature);
+    if (!c) { c = { term, owners: new DomainCounts() }; this.ownerCounters.set(term.signature, c); }
+    return c;
+  }
+
+  private spreadCounter(spec: ResolvedSpread, proto: SchedulingPod): SpreadCounter {
+    let c = this.spreadCounters.get(spec.signature);
+    if (!c) {
+      c = {
+        spec, proto, counts: new DomainCounts(), domains: [], eligibleGroups: [],
+        existingEligible: new Uint8Array(this.existingBins.length), groupEligible: new Uint8Array(this.groups.length),
+      };
+      for (const b of this.existingBins) c.existingEligible[b.existingIndex] = spreadCountsNode(spec, proto, b.labels, b.taints) ? 1 : 0;
+      for (const g of this.groups) {
+        if (spreadCountsNode(spec, proto, g.labels, g.taints) || (spec.topologyKey === HOSTNAME && spreadCountsNode(spec, proto, { ...g.labels, [HOSTNAME]: '' }, g.taints))) {
+          c.groupEligible[g.index] = 1;
+          c.eligibleGroups.push(g.index);
+        }
+      }
+      this.spreadCounters.set(spec.signature, c);
+    }
+    return c;
+  }
+
+  private initSpreadDomains(s: SpreadCounter): void {
+    const key = s.spec.topologyKey;
+    if (key === HOSTNAME) return;
+    const set = new Set<string>();
+    for (const b of this.existingBins) if (s.existingEligible[b.existingIndex] && !this.binUnschedulable(b)) set.add(b.labels[key]!);
+    for (const gi of s.eligibleGroups) if (this.groupRoom[gi]! > 0) set.add(this.groups[gi]!.labels[key]!);
+    // Cordoned nodes still hold counted pods, and kube-scheduler still sees their domains.
+    for (const b of this.existingBins) if (s.existingEligible[b.existingIndex]) set.add(b.labels[key]!);
+    s.domains = [...set].sort();
+  }
+
+  private bindLevel(cls: PodClass, l: RelaxationLevel, level: number, last: boolean): ClassLevel {
+    const ns = this.snapshot.namespaceLabels;
+    const affinity = requiredAffinityTerms(l.pod).map((t) => ({ counter: this.termCounter(resolveAffinityTerm(t, l.pod, ns)), self: false }));
+    const anti = requiredAntiAffinityTerms(l.pod).map((t) => ({ counter: this.termCounter(resolveAffinityTerm(t, l.pod, ns)), self: false }));
+    const spreads: SpreadRef[] = [];
+    for (const c of l.pod.topologySpreadConstraints) {
+      // Eligibility and signature come from the pod's own (unrelaxed) node affinity, as kube-scheduler counts.
+      const spec = resolveSpread(c, cls.proto);
+      if (!spec.hard) continue;
+      spreads.push({ counter: this.spreadCounter(spec, cls.proto), self: false, maxSkew: spec.maxSkew, minDomains: spec.minDomains });
+    }
+    const zonal = affinity.some((r) => r.counter.term.topologyKey !== HOSTNAME)
+      || spreads.some((r) => r.counter.spec.topologyKey !== HOSTNAME);
+    return {
+      cls, level, last, pod: l.pod, avoidPreferNoSchedule: l.avoidPreferNoSchedule, relaxed: l.relaxed, affinity, anti, spreads, zonal,
+      groupFeasible: new Uint8Array(this.groups.length), existingFeasible: new Uint8Array(this.existingBins.length),
+    };
+  }
+
+  binUnschedulable(bin: Bin): boolean {
+    return bin.existing && (bin as Bin & { node: SnapshotNode }).node.unschedulable;
+  }
+
+  // ---- static feasibility ------------------------------------------------------------
+
+  /** Why a class level can never run on a node with these labels, taints and capacity (undefined: it can). */
+  staticReason(cl: ClassLevel, labels: Record<string, string>, taints: readonly V1Taint[], capacity: Resources, nodeName?: string): string | undefined {
+    const pod = cl.pod;
+    if (!nodeSelectorMatches(pod, labels, nodeName)) return 'node selector / required node affinity does not match';
+    if (taints.length) {
+      const t = untoleratedTaint(taints, pod.tolerations, cl.avoidPreferNoSchedule ? ALL_TAINT_EFFECTS : HARD_TAINT_EFFECTS);
+      if (t) return `untolerated taint ${formatTaint(t)}`;
+    }
+    if (pod.claims.length) {
+      const r = volumeTopologyReason(pod, labels, this.snapshot.volumes, nodeName);
+      if (r) return `volume topology: ${r}`;
+    }
+    const keys = cl.cls.reqKeys;
+    for (let i = 0; i < keys.length; i++) if (cl.cls.reqVals[i]! > (capacity[keys[i]!] ?? 0)) return `Insufficient ${keys[i]}`;
+    return undefined;
+  }
+
+  groupFeasible(cl: ClassLevel, gi: number): boolean {
+    let v = cl.groupFeasible[gi]!;
+    if (v === 0) {
+      const g = this.groups[gi]!;
+      v = this.staticReason(cl, g.labels, g.taints, g.capacity) === undefined ? 1 : 2;
+      cl.groupFeasible[gi] = v;
+    }
+    return v === 1;
+  }
+
+  existingFeasible(cl: ClassLevel, bin: Bin): boolean {
+    let v = cl.existingFeasible[bin.existingIndex]!;
+    if (v === 0) {
+      const node = (bin as Bin & { node: SnapshotNode }).node;
+      v = !node.unschedulable && this.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name) === undefined ? 1 : 2;
+      cl.existingFeasible[bin.existingIndex] = v;
+    }
+    return v === 1;
+  }
+
+  binFeasible(cl: ClassLevel, bin: Bin): boolean {
+    return bin.existing ? this.existingFeasible(cl, bin) : this.groupFeasible(cl, bin.gi);
+  }
+
+  // ---- dynamic constraints -----------------------------------------------------------
+
+  private spreadMin(ref: SpreadRef): number {
+    const c = ref.counter;
+    if (c.spec.topologyKey === HOSTNAME) {
+      // A new node is a new, empty domain while some eligible group can still add one (as Karpenter counts).
+      for (const gi of c.eligibleGroups) if (this.canOpen(gi)) return 0;
+      let n = 0;
+      let min = Infinity;
+      for (const b of this.bins) {
+        const elig = b.existing ? c.existingEligible[b.existingIndex] : c.groupEligible[b.gi];
+        if (!elig) continue;
+        n++;
+        const v = c.counts.get(b.name);
+        if (v < min) min = v;
+      }
+      return n < ref.minDomains || min === Infinity ? 0 : min;
+    }
+    const d = c.domains;
+    let min = Infinity;
+    for (let i = 0; i < d.length; i++) { const v = c.counts.get(d[i]!); if (v < min) min = v; }
+    return globalMinimum([min], d.length, ref.minDomains);
+  }
+
+  private spreadEligible(c: SpreadCounter, bin: Bin): boolean {
+    return bin.existing ? c.existingEligible[bin.existingIndex] === 1 : c.groupEligible[bin.gi] === 1;
+  }
+
+  /**
+   * How many pods of the class level the bin's topology, ports and pod (anti-)affinity
+   * allow now, resources aside. 0 sets `lastBlock` to the constraint that refused.
+   */
+  dynamicAllowance(cl: ClassLevel, bin: Bin, labels: Record<string, string> = bin.labels): number {
+    let n = Infinity;
+    const pod = cl.pod;
+    if (pod.hostPorts.length) {
+      if (hostPortsConflict(pod.hostPorts, bin.ports)) { this.lastBlock = 'host port conflict'; return 0; }
+      n = 1;
+    }
+    const owners = this.classes[cl.cls.index]!.owners;
+    for (let i = 0; i < owners.length; i++) {
+      const o = owners[i]!;
+      const d = labels[o.term.topologyKey];
+      if (d !== undefined && o.owners.get(d) > 0) { this.lastBlock = `anti-affinity of running or placed pods (${o.term.topologyKey})`; return 0; }
+    }
+    for (let i = 0; i < cl.anti.length; i++) {
+      const r = cl.anti[i]!;
+      const d = labels[r.counter.term.topologyKey];
+      if (d === undefined) continue;
+      if (r.counter.counts.get(d) > 0) { this.lastBlock = `pod anti-affinity (${r.counter.term.topologyKey})`; return 0; }
+      if (r.self && n > 1) n = 1;
+    }
+    for (let i = 0; i < cl.affinity.length; i++) {
+      const r = cl.affinity[i]!;
+      const d = labels[r.counter.term.topologyKey];
+      const ok = d !== undefined && (r.counter.counts.get(d) > 0 || (r.self && r.counter.counts.total === 0));
+      if (!ok) { this.lastBlock = `pod affinity (${r.counter.term.topologyKey})`; return 0; }
+    }
+    for (let i = 0; i < cl.spreads.length; i++) {
+      const r = cl.spreads[i]!;
+      const key = r.counter.spec.topologyKey;
+      const d = labels[key];
+      if (d === undefined) { this.lastBlock = `topology spread (${key}): node has no ${key} label`; return 0; }
+      const a = spreadAllowance(r.counter.counts.get(d), this.spreadMin(r), r.maxSkew, r.self && this.spreadEligible(r.counter, bin));
+      if (a <= 0) { this.lastBlock = `topology spread (${key}, maxSkew ${r.maxSkew})`; return 0; }
+      if (a < n) n = a;
+    }
+    return n;
+  }
+
+  /** Pods of the class level the bin can take now (resources and every constraint). */
+  allowance(cl: ClassLevel, bin: Bin): number {
+    if (!this.binFeasible(cl, bin)) return 0;
+    const r = fitCount(cl.cls, bin.free);
+    if (r <= 0) return 0;
+    const d = this.dynamicAllowance(cl, bin);
+    return d < r ? d : r;
+  }
+
+  /** Places n pods of the class level on the bin and counts them everywhere. */
+  place(cl: ClassLevel, bin: Bin, n: number): void {
+    if (n <= 0) return;
+    const cs = this.classes[cl.cls.index]!;
+    const cls = cl.cls;
+    for (let i = 0; i < cls.reqKeys.length; i++) {
+      const k = cls.reqKeys[i]!;
+      const v = cls.reqVals[i]! * n;
+      bin.free[k] = (bin.free[k] ?? 0) - v;
+      if (!bin.existing) bin.used[k] = (bin.used[k] ?? 0) + v;
+      this.remainingDemand[k] = (this.remainingDemand[k] ?? 0) - v;
+    }
+    if (cl.pod.hostPorts.length) bin.ports.push(...cl.pod.hostPorts);
+    for (const t of cs.matchTerms) t.counts.add(bin.labels[t.term.topologyKey], n);
+    for (const o of cs.ownTerms) o.owners.add(bin.labels[o.term.topologyKey], n);
+    for (const s of cs.matchSpreads) if (this.spreadEligible(s, bin)) s.counts.add(bin.labels[s.spec.topologyKey], n);
+    const last = bin.contents[bin.contents.length - 1];
+    if (last && last.cl === cl) last.n += n;
+    else bin.contents.push({ cl, n });
+    if (bin.lastClass === cls.index) bin.lastClassCount += n;
+    else { bin.lastClass = cls.index; bin.lastClassCount = n; }
+    cs.remaining -= n;
+    if (cs.hostnameKey) this.hostnameDemand.get(cs.hostnameKey)!.remaining -= n;
+  }
+
+  // ---- groups, limits and new nodes --------------------------------------------------
+
+  private poolFits(gi: number, sign: number, extra?: number): boolean {
+    const g = this.groups[gi]!.group;
+    if (!g.nodePool) return true;
+    const lim = this.snapshot.limits[g.nodePool];
+    if (!lim) return true;
+    const used = this.poolUsed.get(g.nodePool)!;
+    const a = g.template.allocatable;
+    const cpu = used.cpu + sign * (a[CPU] ?? 0) - (extra ?? 0);
+    const mem = used.memory + sign * (a[MEMORY] ?? 0);
+    const nodes = used.nodes + sign;
+    return (lim.cpu === undefined || cpu <= lim.cpu) && (lim.memory === undefined || mem <= lim.memory)
+      && (lim.nodes === undefined || nodes <= lim.nodes);
+  }
+
+  /** Whether one more node of the group stays within its max size and its NodePool's limits. */
+  canOpen(gi: number): boolean {
+    return this.groupRoom[gi]! > 0 && this.poolFits(gi, 1);
+  }
+
+  /** Why a group cannot add a node (undefined: it can). */
+  openReason(gi: number): string | undefined {
+    const g = this.groups[gi]!.group;
+    if (this.groupRoom[gi]! <= 0) return `max size ${g.maxSize} reached`;
+    if (!this.poolFits(gi, 1)) return `NodePool ${g.nodePool} limits reached`;
+    return undefined;
+  }
+
+  private account(gi: number, sign: number): void {
+    this.groupRoom[gi] = this.groupRoom[gi]! - sign;
+    this.added[gi] = this.added[gi]! + sign;
+    const g = this.groups[gi]!.group;
+    if (g.nodePool && this.snapshot.limits[g.nodePool]) {
+      const used = this.poolUsed.get(g.nodePool)!;
+      used.cpu += sign * (g.template.allocatable[CPU] ?? 0);
+      used.memory += sign * (g.template.allocatable[MEMORY] ?? 0);
+      used.nodes += sign;
+    }
+  }
+
+  private freshName(): string {
+    let name: string;
+    do name = `headroom-new-${this.nextName++}`; while (this.nodeNames.has(name));
+    this.nodeNames.add(name);
+    return name;
+  }
+
+  /** Labels a new node of the group would have, with a hostname of its own. */
+  newNodeLabels(gi: number, name: string): Record<string, string> {
+    return { ...this.groups[gi]!.labels, [HOSTNAME]: name };
+  }
+
+  openBin(gi: number): Bin {
+    const g = this.groups[gi]!;
+    const name = this.freshName();
+    const bin = this.makeBin(name, this.newNodeLabels(gi, name), g.taints, { ...g.capacity }, false);
+    bin.gi = gi;
+    bin.tclass = g.tclass;
+    this.account(gi, 1);
+    this.newBins.push(bin);
+    this.newBinsPerTclass[g.tclass] = this.newBinsPerTclass[g.tclass]! + 1;
+    return bin;
+  }
+
+  /** Gives back the newest bin when it turned out unusable: it holds no pods and no group room. */
+  releaseEmpty(bin: Bin): void {
+    if (bin.contents.length || this.newBins[this.newBins.length - 1] !== bin || this.bins[this.bins.length - 1] !== bin) {
+      throw new Error('releaseEmpty: only the newest, empty bin can be released');
+    }
+    this.newBins.pop();
+    this.bins.pop();
+    this.account(bin.gi, -1);
+    this.newBinsPerTclass[bin.tclass] = this.newBinsPerTclass[bin.tclass]! - 1;
+  }
+
+  /** Moves a new bin to another group of its topology class (right-sizing). */
+  regroup(bin: Bin, gi: number): void {
+    this.account(bin.gi, -1);
+    this.account(gi, 1);
+    bin.gi = gi;
+    bin.labels = this.newNodeLabels(gi, bin.name);
+    bin.taints = this.groups[gi]!.taints;
+    bin.free = subtract(this.groups[gi]!.capacity, bin.used);
+  }
+
+  /** Whether the bin's contents could run on a node of group gi instead (same topology class). */
+  canHold(bin: Bin, gi: number): boolean {
+    const cap = this.groups[gi]!.capacity;
+    for (const k in bin.used) if (bin.used[k]! > (cap[k] ?? 0)) return false;
+    for (const { cl } of bin.contents) if (!this.groupFeasible(cl, gi)) return false;
+    return true;
+  }
+
+  /** Whether switching the bin to group gi respects max size and pool limits. */
+  canSwitch(bin: Bin, gi: number): boolean {
+    if (gi === bin.gi) return true;
+    if (this.groupRoom[gi]! <= 0) return false;
+    const from = this.groups[bin.gi]!.group;
+    const to = this.groups[gi]!.group;
+    if (!to.nodePool || !this.snapshot.limits[to.nodePool]) return true;
+    if (from.nodePool !== to.nodePool) return this.poolFits(gi, 1);
+    // Same pool: the node count is unchanged; only the resource difference matters.
+    const lim = this.snapshot.limits[to.nodePool]!;
+    const used = this.poolUsed.get(to.nodePool)!;
+    const dc = (to.template.allocatable[CPU] ?? 0) - (from.template.allocatable[CPU] ?? 0);
+    const dm = (to.template.allocatable[MEMORY] ?? 0) - (from.template.allocatable[MEMORY] ?? 0);
+    return (lim.cpu === undefined || used.cpu + dc <= lim.cpu) && (lim.memory === undefined || used.memory + dm <= lim.memory);
+  }
+
+  /**
+   * Right-sizing: each new node becomes the cheapest group of its topology class
+   * that holds its pods (ties: less capacity left stranded).
+   */
+  rightSize(): void {
+    for (const bin of this.newBins) {
+      const cur = this.groups[bin.gi]!;
+      let best = bin.gi;
+      let bestPrice = cur.group.pricePerHour;
+      let bestCap = capacityWeight(cur.capacity);
+      for (const gi of this.tclasses[cur.tclass]!) {
+        const g = this.groups[gi]!;
+        if (g.group.pricePerHour > bestPrice) break;
+        if (gi === best) continue;
+        const w = capacityWeight(g.capacity);
+        if (g.group.pricePerHour === bestPrice && w >= bestCap) continue;
+        if (g.group.weight < cur.group.weight) continue;
+        if (!this.canHold(bin, gi) || !this.canSwitch(bin, gi)) continue;
+        best = gi; bestPrice = g.group.pricePerHour; bestCap = w;
+      }
+      if (best !== bin.gi) this.regroup(bin, best);
+    }
+  }
+
+  // ---- result ------------------------------------------------------------------------
+
+  /**
+   * Reports `count` (default: all remaining) pods of the class as unschedulable.
+   * They are taken from the end of the class; placements take pods from the front.
+   */
+  markUnschedulable(cs: ClassState, reason: string, count = cs.remaining): void {
+    const pods = cs.cls.pods;
+    for (let i = 0; i < count; i++) this.unschedulable.push({ pod: pods[pods.length - 1 - cs.unschedulable - i]!.key, reason });
+    cs.unschedulable += count;
+    if (cs.hostnameKey) this.hostnameDemand.get(cs.hostnameKey)!.remaining -= count;
+    addInto(this.remainingDemand, cs.cls.req, -count);
+    cs.remaining -= count;
+  }
+
+  toPlan(): Plan {
+    const next = new Map<number, number>();
+    const assigned = new Int32Array(this.classes.length);
+    const placements: Placement[] = [];
+    const take = (cl: ClassLevel, n: number): SchedulingPod[] => {
+      const i = cl.cls.index;
+      const out = cl.cls.pods.slice(assigned[i]!, assigned[i]! + n);
+      assigned[i] = assigned[i]! + n;
+      return out;
+    };
+    for (const bin of this.existingBins) for (const { cl, n } of bin.contents) for (const p of take(cl, n)) placements.push({ pod: p.key, node: bin.name });
+    // New nodes are numbered per group in the order the solve opened them.
+    let cost = 0;
+    for (const bin of this.newBins) {
+      if (bin.contents.length === 0) continue;
+      const g = this.groups[bin.gi]!.group;
+      const k = next.get(bin.gi) ?? 0;
+      next.set(bin.gi, k + 1);
+      cost += g.pricePerHour;
+      for (const { cl, n } of bin.contents) for (const p of take(cl, n)) placements.push({ pod: p.key, group: g.id, newNode: k });
+    }
+    const scaleUps: ScaleUp[] = [];
+    for (const g of this.groups) {
+      const n = next.get(g.index);
+      if (!n) continue;
+      scaleUps.push({ kind: g.group.kind, namespace: g.group.namespace, name: g.group.name, from: g.group.replicas, to: g.group.replicas + n });
+    }
+    const order = new Map(this.snapshot.pendingPods.map((p, i) => [p.key, i]));
+    const unschedulable = [...this.unschedulable].sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
+    return { scaleUps, placements, unschedulable, cost: { addedPerHour: Math.round(cost * 1e6) / 1e6 } };
+  }
+}
+
+/** A scalar for "how much capacity": cores plus GiB, enough to break price ties toward smaller nodes. */
+export function capacityWeight(r: Resources): number {
+  return (r[CPU] ?? 0) / 1000 + (r[MEMORY] ?? 0) / 2 ** 30;
+}
