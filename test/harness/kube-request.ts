@@ -23,14 +23,20 @@ export class KubeRequestError extends Error {
  * `x-kubernetes-int-or-string` to camelCase model fields and silently drops the
  * originals, so a CRD read from YAML must not go through ApiextensionsV1Api.create.
  */
-export async function kubeRequest<T = unknown>(kc: KubeConfig, method: string, path: string, body?: unknown): Promise<T> {
+export async function kubeRequest<T = unknown>(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+): Promise<T> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('kubeconfig has no current cluster');
   const url = new URL(path, cluster.server);
   const opts: Parameters<typeof request>[1] = { method, headers: { accept: 'application/json' } };
   await kc.applyToHTTPSOptions(opts);
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': 'application/json' };
+  if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': contentType };
   return new Promise<T>((resolve, reject) => {
     const req = request(url, opts, (res) => {
       const chunks: Buffer[] = [];
