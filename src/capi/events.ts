@@ -33,6 +33,7 @@ export function microTime(ms: number): string {
 
 export class EventRecorder {
   private readonly instance: string;
+  private seq = 0;
 
   constructor(
     private readonly client: KubeClient,
@@ -50,7 +51,8 @@ export class EventRecorder {
         body: {
           apiVersion: 'events.k8s.io/v1',
           kind: 'Event',
-          metadata: { generateName: `${target.name.slice(0, 200)}.`, namespace },
+          // Named as client-go's recorder names them: <object>.<unix nanos in hex>.
+          metadata: { name: `${target.name.slice(0, 200)}.${(BigInt(now) * 1_000_000n + BigInt(this.seq++ % 1_000_000)).toString(16)}`, namespace },
           eventTime: microTime(now),
           reportingController: REPORTING_CONTROLLER,
           reportingInstance: this.instance,
@@ -66,7 +68,11 @@ export class EventRecorder {
         },
       });
     } catch (err) {
-      this.onError(err);
+      try {
+        this.onError(err);
+      } catch {
+        // a throwing reporter must not turn into an unhandled rejection
+      }
     }
   }
 }
