@@ -1,0 +1,298 @@
+import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
+import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
+import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import { NODEPOOL_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
+import { QuantityError } from '../api/quantity.js';
+import { ObjectValidationError } from '../api/validation-error.js';
+import { isDemand, toSchedulingPod } from '../scheduling/pod-demand.js';
+import { CPU, MEMORY, parseResourceList, type Resources } from '../scheduling/resources.js';
+import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type LearnedShape } from './node-group.js';
+import { mapNodesToGroups, resolveMachineSetGroup } from './node-machine-map.js';
+import type { ClusterObjects } from './objects.js';
+import type { ClusterSnapshot, NodeGroup, PoolLimits, SchedulingPod, SnapshotNode, VolumeTopology } from './snapshot.js';
+
+/** Something wrong with the input that did not stop the build (or, when strict, did). */
+export interface SnapshotIssue {
+  severity: 'error' | 'warning';
+  message: string;
+}
+
+export interface BuildSnapshotOptions {
+  /**
+   * true (default): the first invalid object throws (ObjectValidationError,
+   * NodePoolError), as `headroom plan` wants. false: invalid objects are skipped and
+   * reported through onIssue, as a long-running controller wants.
+   */
+  strict?: boolean;
+  /** Invalid objects (non-strict) and warnings, such as a managed group with no known shape. */
+  onIssue?: (issue: SnapshotIssue) => void;
+  /** Predicted demand (forecasts, CapacityBuffers) appended to pendingPods. */
+  extraPendingPods?: readonly SchedulingPod[];
+}
+
+const TERMINAL = new Set(['Succeeded', 'Failed']);
+const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * Builds the immutable ClusterSnapshot the solver works on. Pure (no I/O, no
+ * clock) and linear in the input: every list is walked once into maps; nothing
+ * loops pods x nodes. See docs/adr/0020-capacity-model.md for the group model.
+ */
+export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOptions = {}): ClusterSnapshot {
+  const strict = options.strict ?? true;
+  const report = (issue: SnapshotIssue) => options.onIssue?.(issue);
+  /** Runs a parse; on a validation error throws (strict) or reports and returns undefined. */
+  const guard = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (err) {
+      if (strict || !(err instanceof ObjectValidationError || err instanceof NodePoolError)) throw err;
+      report({ severity: 'error', message: err.message });
+      return undefined;
+    }
+  };
+
+  // CAPI objects.
+  const views: NodeGroupView[] = [];
+  for (const o of objects.nodeGroups) {
+    const v = guard(() => parseNodeGroupObject(o));
+    if (v) views.push(v);
+  }
+  const machines: MachineView[] = [];
+  for (const o of objects.machines) {
+    const m = guard(() => parseMachine(o));
+    if (m) machines.push(m);
+  }
+  const map = mapNodesToGroups(objects.nodes, machines, views);
+  const pools: NodePool[] = [];
+  for (const o of objects.nodePools) {
+    const p = guard(() => parseNodePool(o));
+    if (p) pools.push(p);
+  }
+
+  // Pods: one pass, bound pods by node, demand aside.
+  const podsByNode = new Map<string, SchedulingPod[]>();
+  const pendingPods: SchedulingPod[] = [];
+  const podNamespaces = new Set<string>();
+  for (const pod of objects.pods) {
+    if (TERMINAL.has(pod.status?.phase ?? '')) continue;
+    const nodeName = pod.spec?.nodeName;
+    if (!nodeName && !isDemand(pod)) continue;
+    const sp = guard(() => schedulingPodOf(pod));
+    if (!sp) continue;
+    podNamespaces.add(sp.namespace);
+    if (nodeName) {
+      let list = podsByNode.get(nodeName);
+      if (!list) podsByNode.set(nodeName, (list = []));
+      list.push(sp);
+    } else {
+      pendingPods.push(sp);
+    }
+  }
+  if (options.extraPendingPods) pendingPods.push(...options.extraPendingPods);
+
+  // Existing nodes.
+  const nodes: SnapshotNode[] = [];
+  const readyNodes = new Map<string, SnapshotNode>();
+  for (const node of objects.nodes) {
+    const name = node.metadata?.name;
+    if (!name) continue;
+    const allocatable = guard(() => nodeAllocatable(node));
+    if (!allocatable) continue;
+    const machine = map.machineOfNode.get(name);
+    const sn: SnapshotNode = {
+      name,
+      labels: node.metadata?.labels ?? {},
+      taints: (node.spec?.taints ?? []) as V1Taint[],
+      allocatable,
+      pods: podsByNode.get(name) ?? [],
+      inFlight: false,
+      unschedulable: node.spec?.unschedulable === true || !!node.metadata?.deletionTimestamp
+        || (machine !== undefined && (machine.deleting || machine.markedForDeletion)),
+    };
+    nodes.push(sn);
+    if (isNodeReady(node) && !node.metadata?.deletionTimestamp) readyNodes.set(name, sn);
+  }
+  const nodeByName = new Map<string, SnapshotNode>();
+  for (const n of nodes) nodeByName.set(n.name, n);
+
+  // DaemonSet template pods, once for all groups.
+  const dsPods: SchedulingPod[] = [];
+  for (const ds of objects.daemonSets) {
+    const p = guard(() => withObjectContext('DaemonSet', ds.metadata?.namespace || 'default', ds.metadata?.name ?? '', 'spec.template.spec', () => daemonSetTemplatePod(ds)));
+    if (p) dsPods.push(p);
+  }
+
+  // Managed groups.
+  const groups: NodeGroup[] = [];
+  for (const view of views) {
+    if (view.deleting) continue;
+    if (view.kind === 'MachineSet' && resolveMachineSetGroup(view) !== view.id) continue; // part of a MachineDeployment
+    const group = guard(() => {
+      const bounds = parseScalingBounds(view);
+      if (!bounds) return undefined;
+      const capacity = parseCapacityAnnotations(view);
+      const ready = (map.nodesOfGroup.get(view.id) ?? []).flatMap((n) => readyNodes.get(n) ?? []);
+      const learned: LearnedShape | undefined = learnNodeShape(ready);
+      const g = buildNodeGroup({ view, bounds, capacity, learned, daemonSetPods: dsPods, pools });
+      if (!g) {
+        report({
+          severity: 'warning',
+          message: `${view.kind} ${view.namespace}/${view.name}: node shape unknown: set the capacity.cluster-autoscaler.kubernetes.io/cpu and memory annotations (no Ready nodes to learn from); not planned on`,
+        });
+      }
+      return g;
+    });
+    if (group) groups.push(group);
+  }
+
+  // Ownership and in-flight capacity of managed groups.
+  const inFlight: SnapshotNode[] = [];
+  for (const g of groups) {
+    const names = map.nodesOfGroup.get(g.id) ?? [];
+    for (const n of names) {
+      const sn = nodeByName.get(n);
+      if (sn) sn.groupId = g.id;
+    }
+    const missing = g.replicas - names.length;
+    const pendingMachines = map.pendingMachinesOfGroup.get(g.id) ?? [];
+    for (let i = 0; i < missing; i++) {
+      const m = pendingMachines[i];
+      const name = `in-flight:${g.namespace}/${g.name}:${m ? m.name : i - pendingMachines.length}`;
+      const labels: Record<string, string> = { ...g.template.labels, [HOSTNAME_LABEL]: name };
+      if (m?.failureDomain && labels[ZONE_LABEL] === undefined) labels[ZONE_LABEL] = m.failureDomain;
+      inFlight.push({
+        name,
+        groupId: g.id,
+        labels,
+        taints: g.template.taints,
+        allocatable: g.template.allocatable,
+        pods: (g.daemonSetPods ?? []).map((p) => ({ ...p, name: `${p.name}-${name}`, key: `${p.key}-${name}`, nodeName: name })),
+        inFlight: true,
+        unschedulable: false,
+      });
+    }
+  }
+  nodes.push(...inFlight);
+
+  return {
+    groups,
+    nodes,
+    pendingPods,
+    volumes: volumeTopology(objects),
+    namespaceLabels: namespaceLabels(objects, podNamespaces),
+    limits: poolLimits(pools, groups, nodes),
+  };
+}
+
+/** Runs fn, turning a QuantityError into an ObjectValidationError on the given object. */
+function withObjectContext<T>(kind: string, namespace: string, name: string, field: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof QuantityError) throw new ObjectValidationError(kind, namespace, name, field, err.message);
+    throw err;
+  }
+}
+
+function schedulingPodOf(pod: V1Pod): SchedulingPod {
+  try {
+    return toSchedulingPod(pod);
+  } catch (err) {
+    if (!(err instanceof QuantityError)) throw err;
+    const ns = pod.metadata?.namespace || 'default';
+    throw new ObjectValidationError('Pod', ns, pod.metadata?.name ?? '', quantityField(pod, err.input), err.message);
+  }
+}
+
+/** The field path of a bad quantity in a pod, for the error message. */
+function quantityField(pod: V1Pod, input: unknown): string {
+  const spec = pod.spec;
+  for (const list of ['containers', 'initContainers'] as const) {
+    const cs = spec?.[list] ?? [];
+    for (let i = 0; i < cs.length; i++) {
+      for (const kind of ['requests', 'limits'] as const) {
+        const rl = (cs[i]!.resources?.[kind] ?? {}) as Record<string, unknown>;
+        for (const [r, q] of Object.entries(rl)) if (q === input) return `spec.${list}[${i}].resources.${kind}.${r}`;
+      }
+    }
+  }
+  for (const [r, q] of Object.entries((spec?.overhead ?? {}) as Record<string, unknown>)) if (q === input) return `spec.overhead.${r}`;
+  return 'spec';
+}
+
+function nodeAllocatable(node: V1Node): Resources {
+  const list = (node.status?.allocatable ?? node.status?.capacity ?? {}) as Record<string, string>;
+  try {
+    return parseResourceList(list);
+  } catch (err) {
+    if (!(err instanceof QuantityError)) throw err;
+    const field = Object.entries(list).find(([, q]) => q === err.input)?.[0];
+    throw new ObjectValidationError('Node', '', node.metadata?.name ?? '', `status.allocatable${field ? `.${field}` : ''}`, err.message);
+  }
+}
+
+function volumeTopology(objects: ClusterObjects): VolumeTopology {
+  const out: VolumeTopology = { persistentVolumes: {}, claims: {}, storageClasses: {} };
+  let defaultClass: string | undefined;
+  for (const sc of objects.storageClasses) {
+    const name = sc.metadata?.name;
+    if (!name) continue;
+    const entry: VolumeTopology['storageClasses'][string] = { waitForFirstConsumer: sc.volumeBindingMode === 'WaitForFirstConsumer' };
+    if (sc.allowedTopologies?.length) entry.allowedTopologies = sc.allowedTopologies;
+    out.storageClasses[name] = entry;
+    if (sc.metadata?.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true') defaultClass = name;
+  }
+  for (const pv of objects.persistentVolumes) {
+    const name = pv.metadata?.name;
+    if (!name) continue;
+    out.persistentVolumes[name] = pv.spec?.nodeAffinity ? { nodeAffinity: pv.spec.nodeAffinity } : {};
+  }
+  for (const pvc of objects.persistentVolumeClaims) {
+    const name = pvc.metadata?.name;
+    if (!name) continue;
+    const volumeName = pvc.spec?.volumeName;
+    // Unset class: the DefaultStorageClass admission plugin fills it in; "" means no class.
+    const storageClassName = pvc.spec?.storageClassName ?? defaultClass;
+    const claim: VolumeTopology['claims'][string] = { bound: !!volumeName };
+    if (volumeName) claim.volumeName = volumeName;
+    if (storageClassName) claim.storageClassName = storageClassName;
+    out.claims[`${pvc.metadata?.namespace || 'default'}/${name}`] = claim;
+  }
+  return out;
+}
+
+function namespaceLabels(objects: ClusterObjects, podNamespaces: ReadonlySet<string>): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  // The apiserver labels every namespace with its name; namespaces absent from the input still have that label.
+  for (const ns of podNamespaces) out[ns] = { [NAMESPACE_NAME_LABEL]: ns };
+  for (const ns of objects.namespaces) {
+    const name = ns.metadata?.name;
+    if (name) out[name] = { [NAMESPACE_NAME_LABEL]: name, ...(ns.metadata?.labels ?? {}) };
+  }
+  return out;
+}
+
+function poolLimits(pools: readonly NodePool[], groups: readonly NodeGroup[], nodes: readonly SnapshotNode[]): Record<string, PoolLimits> {
+  const out: Record<string, PoolLimits> = {};
+  if (pools.length === 0) return out;
+  const poolOfGroup = new Map<string, string>();
+  for (const g of groups) if (g.nodePool) poolOfGroup.set(g.id, g.nodePool);
+  for (const p of pools) {
+    const l: PoolLimits = { used: { cpu: 0, memory: 0, nodes: 0 } };
+    if (p.limits.cpu !== undefined) l.cpu = p.limits.cpu;
+    if (p.limits.memory !== undefined) l.memory = p.limits.memory;
+    if (p.limits.nodes !== undefined) l.nodes = p.limits.nodes;
+    out[p.name] = l;
+  }
+  for (const n of nodes) {
+    const pool = (n.groupId ? poolOfGroup.get(n.groupId) : undefined) ?? n.labels[NODEPOOL_LABEL];
+    const l = pool ? out[pool] : undefined;
+    if (!l) continue;
+    l.used.cpu += n.allocatable[CPU] ?? 0;
+    l.used.memory += n.allocatable[MEMORY] ?? 0;
+    l.used.nodes += 1;
+  }
+  return out;
+}
