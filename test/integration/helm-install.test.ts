@@ -125,7 +125,8 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'delete', group: capi, resource: 'machines', namespace: 'default' },
       { verb: 'watch', group: 'headroom.dev', resource: 'nodepools' },
       { verb: 'patch', group: 'headroom.dev', resource: 'nodepools', subresource: 'status' },
-      { verb: 'create', resource: 'events', namespace: 'default' },
+      { verb: 'create', group: 'events.k8s.io', resource: 'events', namespace: 'default' },
+      { verb: 'get', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: `${fullname}-${ns}` },
       { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: fullname },
@@ -147,6 +148,8 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'another-lease' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: 'kube-system' },
       { verb: 'update', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: `${fullname}-${ns}` },
+      { verb: 'get', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'someone-elses' },
+      { verb: 'list', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
       { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
       { verb: 'impersonate', resource: 'serviceaccounts', namespace: ns },
     ];

@@ -5,6 +5,8 @@
  * and kube-system, TLS material that actually chains). No cluster needed.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type {
   V1ClusterRole,
   V1ClusterRoleBinding,
@@ -45,8 +47,9 @@ const CLUSTER_GRANTS = [
     `headroom.dev/nodepools:${v}`,
     `bootstrap.cluster.x-k8s.io/kubeadmconfigtemplates:${v}`,
   ]),
-  '/events:create',
-  '/events:patch',
+  'events.k8s.io/events:create',
+  'events.k8s.io/events:patch',
+  `admissionregistration.k8s.io/mutatingwebhookconfigurations:get[hr-headroom-${NS}]`,
   '/nodes:patch',
   '/pods/eviction:create',
   'headroom.dev/nodepools/status:update',
@@ -261,6 +264,32 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(crb.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: onlyOne(objects, 'ClusterRole').metadata.name });
       expect(rb.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: onlyOne(objects, 'Role').metadata.name });
       for (const b of [crb, rb]) expect(b.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NS }]);
+    });
+  });
+
+  describe('agrees with the webhook-config/ examples', () => {
+    // Rendered as release "headroom" in headroom-system, the names the examples use.
+    let objects: K8sObject[];
+    const example = <T>(file: string) => parseYaml(readFileSync(join(CHART_DIR, '../../webhook-config', file), 'utf8')) as T;
+    before(async () => {
+      objects = await renderChart('headroom-system', {}, 'headroom');
+    });
+
+    it('MutatingWebhookConfiguration: same webhook, rules, policies, service path and exclusions', () => {
+      const ex = example<V1MutatingWebhookConfiguration>('mutating-webhook-configuration.yaml').webhooks![0]!;
+      const ours = onlyOne<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
+      const { caBundle: _ca, ...clientConfig } = ours.clientConfig;
+      expect({ ...ours, clientConfig }).to.deep.equal(ex);
+    });
+
+    it('KubeSchedulerConfiguration: same extender settings and URL', () => {
+      type Cfg = { extenders: Record<string, unknown>[] };
+      const ex = example<Cfg>('kube-scheduler-configuration.yaml');
+      const cm = onlyOne<V1ConfigMap>(objects, 'ConfigMap');
+      const ours = parseYaml(cm.data!['scheduler-config.yaml']!) as Cfg;
+      const strip = (e: Record<string, unknown>) => ({ ...e, tlsConfig: undefined });
+      expect(ours.extenders.map(strip)).to.deep.equal(ex.extenders.map(strip));
+      expect(Object.keys(ours.extenders[0]!.tlsConfig as object)).to.deep.equal(Object.keys(ex.extenders[0]!.tlsConfig as object));
     });
   });
 
