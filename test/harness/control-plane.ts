@@ -30,7 +30,7 @@
  *    charts/headroom/crds/*.yaml and test/fixtures/crds/*.yaml if present, all Established.
  *  - kube-scheduler "default-scheduler" (no leader election).
  *  - kube-controller-manager with DEFAULT_CONTROLLERS (deployments, replicasets, GC,
- *    namespaces, PDB status, daemonsets, statefulsets, jobs, serviceaccounts). NOT
+ *    namespaces, PDB status, daemonsets, statefulsets, jobs, serviceaccounts, pod GC). NOT
  *    node-lifecycle: nothing taints or evicts from NotReady nodes.
  *  - kwok, managing only Nodes annotated `kwok.x-k8s.io/node: fake`: it makes them
  *    Ready, makes pods bound to them Running (with a pod IP) and finalizes their
@@ -94,6 +94,7 @@ export const DEFAULT_CONTROLLERS: readonly string[] = [
   'statefulset-controller',
   'job-controller',
   'serviceaccount-controller',
+  'pod-garbage-collector-controller',
 ];
 
 export interface ControlPlaneOptions {
