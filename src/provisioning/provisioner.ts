@@ -1,0 +1,225 @@
+import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
+import { buildSnapshot, type SnapshotIssue } from '../cluster/build-snapshot.js';
+import type { ClusterObjects } from '../cluster/objects.js';
+import type { ClusterSnapshot, SchedulingPod } from '../cluster/snapshot.js';
+import type { ClusterStateSource } from '../cluster/state.js';
+import type { Plan } from '../packing/plan.js';
+import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
+import type { Clock } from './clock.js';
+import { enforceLimits, type TrimmedScaleUp } from './limits.js';
+
+/**
+ * The provisioning loop: batch triggers -> snapshot -> solve -> actuate.
+ *
+ * Depends only on a ClusterStateSource, a CapiActuator, a Clock and a solve
+ * function, so the simulator runs it unchanged on a virtual cluster. Safety
+ * comes from observed state, never from memory of past actions:
+ * - in-flight capacity (replicas without Ready nodes) is counted by
+ *   buildSnapshot, so a restarted controller does not provision twice;
+ * - cycles never overlap, and a cycle that wrote replicas waits until the state
+ *   source shows them before the next cycle plans (no decisions on a snapshot
+ *   that misses our own writes);
+ * - max sizes and NodePool limits are re-checked on the fresh snapshot
+ *   (enforceLimits), and the actuator re-reads each group before it writes.
+ */
+
+export type SolveFn = (snapshot: ClusterSnapshot) => Plan | Promise<Plan>;
+
+export interface ProvisionerOptions {
+  batch?: BatcherOptions;
+  /** How long a cycle waits for the state source to show its writes. Default 10 s. */
+  observeTimeoutMs?: number;
+  /** Re-run a cycle this often while pods are pending (0 = never). Default 30 s. */
+  resyncMs?: number;
+  /** Predicted demand (forecasts, CapacityBuffers) to provision for as well. */
+  extraPendingPods?: (objects: ClusterObjects) => readonly SchedulingPod[];
+}
+
+export interface CycleReport {
+  startedAt: number;
+  /** Why nothing was done, if so. */
+  skipped?: 'not-synced' | 'no-pending-pods';
+  pendingPods: number;
+  solveMs: number;
+  scaleUps: Array<TrimmedScaleUp & { result?: { replicas: number; written: boolean }; error?: string }>;
+  unschedulable: number;
+  /** Time from cycle start to the state source showing every write. */
+  observedMs?: number;
+  durationMs: number;
+}
+
+export interface ProvisionerDeps {
+  state: ClusterStateSource;
+  actuator: CapiActuator;
+  clock: Clock;
+  solve: SolveFn;
+  log?: (msg: string) => void;
+  /** Called after every cycle (metrics, tests). */
+  onCycle?: (report: CycleReport) => void;
+  onIssue?: (issue: SnapshotIssue) => void;
+  /** Extra readiness gate, e.g. "every informer is fresh" (ClusterCache.healthy). */
+  ready?: () => boolean;
+}
+
+const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodes', 'nodeGroups', 'machines', 'nodePools', 'capacityBuffers']);
+
+export class Provisioner {
+  private readonly batcher: Batcher;
+  private readonly opts: Required<Omit<ProvisionerOptions, 'extraPendingPods'>> & Pick<ProvisionerOptions, 'extraPendingPods'>;
+  private unsubscribe: (() => void) | undefined;
+  private cancelResync: (() => void) | undefined;
+  private running = false;
+  readonly stats = { cycles: 0, scaleUps: 0, errors: 0 };
+
+  constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
+    this.opts = { batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, ...options };
+    this.batcher = new Batcher(deps.clock, this.opts.batch, () => this.runCycle(), (err) => {
+      this.stats.errors++;
+      this.log(`provisioning cycle failed: ${(err as Error).message}`);
+    });
+  }
+
+  private log(msg: string): void {
+    this.deps.log?.(msg);
+  }
+
+  /** Starts reacting to state changes (and to `trigger()`, e.g. from demand intake). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.deps.state.onChange((kind) => {
+      if (KIND_TRIGGERS.has(kind)) this.batcher.trigger();
+    });
+    this.batcher.trigger();
+    this.scheduleResync();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.cancelResync?.();
+    await this.batcher.stop();
+  }
+
+  /** A demand signal from outside the state source (webhook, extender). */
+  trigger(): void {
+    if (this.running) this.batcher.trigger();
+  }
+
+  private scheduleResync(): void {
+    if (!this.opts.resyncMs) return;
+    this.cancelResync = this.deps.clock.setTimer(this.opts.resyncMs, () => {
+      if (!this.running) return;
+      this.batcher.trigger();
+      this.scheduleResync();
+    });
+  }
+
+  private async runCycle(): Promise<void> {
+    const report = await this.cycle();
+    this.deps.onCycle?.(report);
+  }
+
+  /** One provisioning cycle on the current state. Exposed for tests and the simulator. */
+  async cycle(): Promise<CycleReport> {
+    const { state, clock, actuator } = this.deps;
+    const startedAt = clock.now();
+    const report: CycleReport = { startedAt, pendingPods: 0, solveMs: 0, scaleUps: [], unschedulable: 0, durationMs: 0 };
+    const done = () => {
+      report.durationMs = clock.now() - startedAt;
+      return report;
+    };
+    this.stats.cycles++;
+    if (!state.synced() || (this.deps.ready && !this.deps.ready())) {
+      report.skipped = 'not-synced';
+      return done();
+    }
+    const objects = state.objects();
+    const snapshot = buildSnapshot(objects, {
+      strict: false,
+      onIssue: (i) => this.deps.onIssue?.(i),
+      ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
+    });
+    report.pendingPods = snapshot.pendingPods.length;
+    if (snapshot.pendingPods.length === 0) {
+      report.skipped = 'no-pending-pods';
+      return done();
+    }
+    const t0 = clock.now();
+    const plan = await this.deps.solve(snapshot);
+    report.solveMs = clock.now() - t0;
+    report.unschedulable = plan.unschedulable.length;
+
+    const podsByGroup = new Map<string, PodRef[]>();
+    const podByKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
+    for (const pl of plan.placements) {
+      if (!('group' in pl)) continue;
+      const p = podByKey.get(pl.pod);
+      if (!p || p.predicted) continue;
+      let list = podsByGroup.get(pl.group);
+      if (!list) podsByGroup.set(pl.group, (list = []));
+      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
+    }
+
+    const written: Array<{ group: NodeGroupRef; replicas: number }> = [];
+    // Serial on purpose: one group at a time, each re-read before it is written.
+    for (const up of enforceLimits(snapshot, plan.scaleUps)) {
+      const id = `${up.kind}/${up.namespace}/${up.name}`;
+      const group: NodeGroupRef = { kind: up.kind, namespace: up.namespace, name: up.name };
+      const pods = podsByGroup.get(id) ?? [];
+      const reason = `${pods.length} pending pod(s)${up.trimmedBy ? `; trimmed from ${up.requestedTo} by ${up.trimmedBy}` : ''}`;
+      const entry: CycleReport['scaleUps'][number] = { ...up };
+      try {
+        const result = await actuator.scaleTo(group, up.from, up.to, reason);
+        entry.result = result;
+        if (result.written) {
+          this.stats.scaleUps++;
+          written.push({ group, replicas: result.replicas });
+        }
+        actuator.notifyPods?.(pods, {
+          type: 'Normal', reason: 'TriggeredScaleUp', action: 'ScaleUp',
+          note: `pod triggered scale-up: ${id} ${up.from} -> ${result.replicas}`,
+        });
+      } catch (err) {
+        entry.error = (err as Error).message;
+        this.stats.errors++;
+        this.log(`scale-up of ${id} failed: ${entry.error}`);
+      }
+      report.scaleUps.push(entry);
+    }
+    if (written.length > 0) {
+      const observed = await this.waitObserved(written);
+      if (observed) report.observedMs = clock.now() - startedAt;
+      else this.log(`state source did not show the writes within ${this.opts.observeTimeoutMs} ms`);
+    }
+    return done();
+  }
+
+  /** Resolves true once the state source shows at least the written replicas of every group. */
+  private waitObserved(written: Array<{ group: NodeGroupRef; replicas: number }>): Promise<boolean> {
+    const { state, clock } = this.deps;
+    const seen = () => {
+      const byId = new Map<string, number>();
+      for (const o of state.objects().nodeGroups) {
+        const r = (o.spec as { replicas?: unknown } | undefined)?.replicas;
+        byId.set(`${o.kind}/${o.metadata?.namespace}/${o.metadata?.name}`, typeof r === 'number' ? r : -1);
+      }
+      return written.every((w) => (byId.get(`${w.group.kind}/${w.group.namespace}/${w.group.name}`) ?? -1) >= w.replicas);
+    };
+    if (seen()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      let finished = false;
+      const finish = (ok: boolean) => {
+        if (finished) return;
+        finished = true;
+        unsubscribe();
+        cancel();
+        resolve(ok);
+      };
+      const unsubscribe = state.onChange((kind) => {
+        if (kind === 'nodeGroups' && seen()) finish(true);
+      });
+      const cancel = clock.setTimer(this.opts.observeTimeoutMs, () => finish(seen()));
+    });
+  }
+}

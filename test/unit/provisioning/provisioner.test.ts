@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult } from '../../../src/capi/actuator.js';
+import { emptyClusterObjects, type ClusterObjects, type UnstructuredObject } from '../../../src/cluster/objects.js';
+import type { ClusterStateSource } from '../../../src/cluster/state.js';
+import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
+import { solve } from '../../../src/packing/solve.js';
+import { Provisioner, type CycleReport } from '../../../src/provisioning/provisioner.js';
+import { enforceLimits } from '../../../src/provisioning/limits.js';
+import { machineDeployment, pendingPod } from '../../integration/controller-objects.js';
+import { ManualClock } from './manual-clock.js';
+
+/** An in-memory cluster: the provisioner's view, and what the fake actuator writes to. */
+class MemoryState implements ClusterStateSource {
+  objs: ClusterObjects = emptyClusterObjects();
+  private listeners = new Set<(k: keyof ClusterObjects) => void>();
+  objects() { return this.objs; }
+  synced() { return true; }
+  onChange(fn: (k: keyof ClusterObjects) => void) { this.listeners.add(fn); return () => this.listeners.delete(fn); }
+  update(kind: keyof ClusterObjects, fn: (o: ClusterObjects) => void) {
+    const next = { ...this.objs, nodeGroups: this.objs.nodeGroups.map((g) => structuredClone(g)) };
+    fn(next);
+    this.objs = next;
+    for (const l of this.listeners) l(kind);
+  }
+}
+
+/** Writes replicas into MemoryState, clamped like the real one (max(current, to)). */
+class MemoryActuator implements CapiActuator {
+  calls: Array<{ group: string; from: number; to: number; result: number }> = [];
+  notified: PodRef[] = [];
+  constructor(private state: MemoryState, private delayMs = 0) {}
+  private find(g: NodeGroupRef) {
+    return this.state.objs.nodeGroups.find((o) => o.kind === g.kind && o.metadata?.name === g.name && o.metadata?.namespace === g.namespace)!;
+  }
+  async getReplicas(g: NodeGroupRef) { return (this.find(g).spec as { replicas: number }).replicas; }
+  async scaleTo(g: NodeGroupRef, from: number, to: number): Promise<ScaleResult> {
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    const o = this.find(g);
+    const max = Number(o.metadata?.annotations?.['cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size']);
+    const current = (o.spec as { replicas: number }).replicas;
+    const target = Math.min(Math.max(current, to), max);
+    this.calls.push({ group: g.name, from, to, result: target });
+    if (target === current) return { replicas: current, written: false };
+    this.state.update('nodeGroups', (objs) => {
+      const m = objs.nodeGroups.find((x) => x.metadata?.name === g.name)!;
+      (m.spec as { replicas: number }).replicas = target;
+    });
+    return { replicas: target, written: true };
+  }
+  async deleteMachine(): Promise<ScaleResult> { throw new Error('unused'); }
+  async createMachine(): Promise<string> { throw new Error('unused'); }
+  async deleteStandaloneMachine(_m: MachineRef): Promise<void> { throw new Error('unused'); }
+  notifyPods(pods: readonly PodRef[]) { this.notified.push(...pods); }
+}
+
+function cluster(groups: UnstructuredObject[], pods: number, cpu = '1') {
+  const s = new MemoryState();
+  s.objs = {
+    ...emptyClusterObjects(),
+    nodeGroups: groups,
+    pods: Array.from({ length: pods }, (_, i) => ({ ...pendingPod('default', `p${i}`, cpu), metadata: { name: `p${i}`, namespace: 'default', uid: `u${i}`, labels: { app: 'burst' } } }) as V1Pod),
+  };
+  return s;
+}
+
+describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
+  it('scales a MachineDeployment for pending pods once the batch window closes, with pod events', async () => {
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' })], 10);
+    const act = new MemoryActuator(state);
+    const reports: CycleReport[] = [];
+    const p = new Provisioner({ state, actuator: act, clock, solve, onCycle: (r) => reports.push(r) }, { resyncMs: 0 });
+    p.start();
+    await clock.advance(999);
+    expect(act.calls).to.deep.equal([]);
+    await clock.advance(1);
+    expect(act.calls).to.have.length(1);
+    // 10 pods x 1 cpu on 4-cpu nodes (minus nothing): 3 nodes.
+    expect(act.calls[0]).to.include({ group: 'md', from: 0 });
+    const replicas = act.calls[0]!.result;
+    expect(replicas).to.be.within(3, 4);
+    expect(reports[0]!.pendingPods).to.equal(10);
+    expect(act.notified.map((x) => x.name).sort()).to.have.length(10);
+    await p.stop();
+  });
+
+  it('counts in-flight replicas: a restarted provisioner does not provision again', async () => {
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' })], 10);
+    const first = new Provisioner({ state, actuator: new MemoryActuator(state), clock, solve }, { resyncMs: 0 });
+    const r1 = await first.cycle();
+    const after = r1.scaleUps[0]!.result!.replicas;
+    // "Restart": a new provisioner and actuator on the same observed state (pods still pending, no nodes yet).
+    const act2 = new MemoryActuator(state);
+    const second = new Provisioner({ state, actuator: act2, clock, solve }, { resyncMs: 0 });
+    const r2 = await second.cycle();
+    expect(r2.pendingPods).to.equal(10);
+    expect(r2.scaleUps).to.deep.equal([]);
+    expect((state.objs.nodeGroups[0]!.spec as { replicas: number }).replicas).to.equal(after);
+  });
+
+  it('never exceeds max size across consecutive bursts', async () => {
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 3, cpu: '4', memory: '16Gi' })], 20);
+    const act = new MemoryActuator(state);
+    const p = new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0 });
+    for (let burst = 0; burst < 3; burst++) {
+      state.update('pods', (o) => {
+        o.pods = [...o.pods, ...Array.from({ length: 10 }, (_, i) => ({ ...pendingPod('default', `b${burst}-${i}`, '1'), metadata: { name: `b${burst}-${i}`, namespace: 'default', uid: `b${burst}-${i}` } }) as V1Pod)];
+      });
+      await p.cycle();
+    }
+    expect((state.objs.nodeGroups[0]!.spec as { replicas: number }).replicas).to.equal(3);
+    expect(act.calls.every((c) => c.to <= 3)).to.equal(true);
+  });
+
+  it('skips when the state source is not synced or not ready', async () => {
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 3 })], 2);
+    const act = new MemoryActuator(state);
+    const p = new Provisioner({ state, actuator: act, clock, solve, ready: () => false });
+    expect((await p.cycle()).skipped).to.equal('not-synced');
+    expect(act.calls).to.deep.equal([]);
+  });
+});
+
+describe('enforceLimits', () => {
+  function snapshotWith(poolLimits: Record<string, unknown>) {
+    const objs = emptyClusterObjects();
+    objs.nodeGroups = [
+      machineDeployment({ namespace: 'default', name: 'a', replicas: 1, min: 0, max: 10, cpu: '4', memory: '16Gi', labels: { pool: 'p' } }),
+      machineDeployment({ namespace: 'default', name: 'b', replicas: 0, min: 0, max: 2, cpu: '8', memory: '32Gi', labels: { pool: 'p' } }),
+    ];
+    objs.nodePools = [{ apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'p' }, spec: { nodeGroupSelector: { matchLabels: { pool: 'p' } }, limits: poolLimits } }];
+    return buildSnapshot(objs);
+  }
+
+  it('trims by max size', () => {
+    const s = snapshotWith({});
+    const out = enforceLimits(s, [{ kind: 'MachineDeployment', namespace: 'default', name: 'b', from: 0, to: 5 }]);
+    expect(out).to.deep.equal([{ kind: 'MachineDeployment', namespace: 'default', name: 'b', from: 0, to: 2, requestedTo: 5, trimmedBy: 'maxSize' }]);
+  });
+
+  it('trims by NodePool node and cpu limits, counting in-flight nodes and earlier scale-ups of the plan', () => {
+    // One in-flight node of a (4 cpu) already counts: 3 more nodes fit a limit of 4.
+    let s = snapshotWith({ nodes: 4 });
+    expect(s.limits.p!.used.nodes).to.equal(1);
+    let out = enforceLimits(s, [
+      { kind: 'MachineDeployment', namespace: 'default', name: 'a', from: 1, to: 3 },
+      { kind: 'MachineDeployment', namespace: 'default', name: 'b', from: 0, to: 2 },
+    ]);
+    expect(out.map((u) => [u.name, u.to])).to.deep.equal([['a', 3], ['b', 1]]);
+    // cpu: 4 used + 2 x 4 = 12 <= 14; b's 8-cpu node would make 20.
+    s = snapshotWith({ cpu: '14' });
+    out = enforceLimits(s, [
+      { kind: 'MachineDeployment', namespace: 'default', name: 'a', from: 1, to: 3 },
+      { kind: 'MachineDeployment', namespace: 'default', name: 'b', from: 0, to: 1 },
+    ]);
+    expect(out.map((u) => [u.name, u.to, u.trimmedBy])).to.deep.equal([['a', 3, undefined]]);
+  });
+});
