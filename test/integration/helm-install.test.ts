@@ -51,6 +51,7 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
   let ns: string;
   let tmp: string;
   let installed = false;
+  let notes = '';
   const release = `hr-${randomBytes(2).toString('hex')}`;
   const fullname = `${release}-headroom`;
   const helmArgs = () => ['--namespace', ns, '--kubeconfig', cp.kubeconfigPath];
@@ -72,6 +73,7 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     const r = await helm(['install', release, CHART_DIR, '--skip-crds', ...helmArgs(), '-f', join(tmp, 'values.yaml')]);
     expect(r.code, r.stderr).to.equal(0);
     installed = true;
+    notes = r.stdout.slice(r.stdout.indexOf('NOTES:'));
   });
 
   after(async function () {
@@ -99,6 +101,13 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     const mwc = await kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: `${fullname}-${ns}` });
     expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(secret.data!['ca.crt']);
     expect(mwc.webhooks![0]!.failurePolicy).to.equal('Ignore');
+  });
+
+  it('prints NOTES that name the real objects', () => {
+    expect(notes).to.include(`rollout status deployment/${fullname}`);
+    expect(notes).to.include(`get lease ${fullname}`);
+    expect(notes).to.include(`get configmap ${fullname}-scheduler-config`);
+    expect(notes).to.include(`MutatingWebhookConfiguration ${fullname}-${ns}`);
   });
 
   it('the real authorizer grants the ServiceAccount what the controller needs, and no more', async () => {
