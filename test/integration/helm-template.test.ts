@@ -85,6 +85,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       ['a wildcard API group for standalone Machines', { 'rbac.standaloneMachineResources[0].apiGroup': '*' }, /apiGroup/],
       ['an unknown value', { 'webhook.failurePolicyy': 'Ignore' }, /failurePolicyy/],
       ['tls.source=existing without a secret', { 'tls.source': 'existing' }, /existingSecret/],
+      ['two replicas without leader election', { 'controller.leaderElect': false }, /leaderElect/],
     ] as const) {
       it(`refuses ${label}`, async () => {
         const r = await helm(['lint', '--strict', CHART_DIR, '--namespace', NS, '--kube-version', KUBE_VERSION, ...setArgs(values)]);
