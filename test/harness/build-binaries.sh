@@ -6,7 +6,8 @@
 # HEADROOM_TEST_ASSETS=/dir  use prebuilt binaries from /dir instead (like envtest's
 #                            KUBEBUILDER_ASSETS); nothing is built. /dir holds
 #                            kube-apiserver kube-scheduler kube-controller-manager etcd
-#                            kwok helm, and kwok-stages.yaml (kwok's node/pod "fast" stages).
+#                            kwok helm, and kwok-stages.yaml (kwok's node/pod "fast" stages);
+#                            optionally cluster-api-v1.14.0-crds/ (else ../shared/crds is used).
 # HEADROOM_CACHE=/dir        cache root (default ~/.cache/headroom).
 #
 # Prints the directory that holds the binaries on its last line of stdout.
@@ -16,6 +17,7 @@ K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+CAPI_VERSION="${CAPI_VERSION:-v1.14.0}"
 BINARIES=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok helm)
 
 log() { echo "[build-binaries] $*" >&2; }
@@ -36,6 +38,7 @@ OUT="$CACHE/bin/$KEY"
 complete=1
 for b in "${BINARIES[@]}"; do [[ -x "$OUT/$b" ]] || complete=0; done
 grep -q 'name: pod-ready' "$OUT/kwok-stages.yaml" 2>/dev/null || complete=0
+[[ -f "$OUT/cluster-api-$CAPI_VERSION-crds/cluster.x-k8s.io_machinedeployments.yaml" ]] || complete=0
 if [[ $complete == 1 ]]; then
   log "all binaries cached in $OUT"
   echo "$OUT"
@@ -142,6 +145,20 @@ if ! grep -q 'name: node-initialize' "$OUT/kwok-stages.yaml" 2>/dev/null || ! gr
   grep -q 'name: node-initialize' "$OUT/kwok-stages.yaml.tmp" && grep -q 'name: pod-ready' "$OUT/kwok-stages.yaml.tmp" \
     || { echo "kwok stages not found under $kdir" >&2; exit 1; }
   mv "$OUT/kwok-stages.yaml.tmp" "$OUT/kwok-stages.yaml"
+fi
+# The Cluster API CRDs, for checkouts without ../shared/crds next to them (the harness
+# prefers that copy; they are the same files).
+CRDS="$OUT/cluster-api-$CAPI_VERSION-crds"
+if [[ ! -f "$CRDS/cluster.x-k8s.io_machinedeployments.yaml" ]]; then
+  log "cluster-api $CAPI_VERSION: extracting CRDs"
+  go mod download -json "sigs.k8s.io/cluster-api@$CAPI_VERSION" >/dev/null
+  bases="$(go env GOMODCACHE)/sigs.k8s.io/cluster-api@$CAPI_VERSION/core/config/crd/bases"
+  mkdir -p "$CRDS.tmp"
+  for k in clusters machines machinesets machinedeployments machinepools; do
+    cp "$bases/cluster.x-k8s.io_$k.yaml" "$CRDS.tmp/"
+  done
+  chmod 644 "$CRDS.tmp"/*.yaml
+  rm -rf "$CRDS" && mv "$CRDS.tmp" "$CRDS"
 fi
 log "binaries ready in $OUT ($(( $(date +%s) - start ))s)"
 echo "$OUT"

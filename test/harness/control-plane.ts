@@ -26,7 +26,8 @@
  *    come from certs/pki.ts; RBAC on (--authorization-mode=Node,RBAC); service-account
  *    token signing keys; `cp.server` is the https URL.
  *  - CRDs: Cluster API v1.14.0 (cluster.x-k8s.io, v1beta2 storage) from
- *    `<repo>/../shared/crds/cluster-api-v1.14.0/` ($HEADROOM_CAPI_CRDS overrides), plus
+ *    `<repo>/../shared/crds/cluster-api-v1.14.0/` ($HEADROOM_CAPI_CRDS overrides; else the
+ *    copy build-binaries.sh extracts from the sigs.k8s.io/cluster-api module), plus
  *    charts/headroom/crds/*.yaml and test/fixtures/crds/*.yaml if present, all Established.
  *  - kube-scheduler "default-scheduler" (no leader election).
  *  - kube-controller-manager with DEFAULT_CONTROLLERS (deployments, replicasets, GC,
@@ -173,7 +174,7 @@ export class ControlPlane {
         }
       }
       const crdDirs = [
-        ...((opts.crds ?? true) ? [capiCrdDir()] : []),
+        ...((opts.crds ?? true) ? [capiCrdDir(assets.dir)] : []),
         ...((opts.ownCrds ?? opts.crds ?? true) ? ownCrdDirs() : []),
         ...(opts.extraCrdDirs ?? []),
       ];

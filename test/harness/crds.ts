@@ -8,12 +8,17 @@ import { KubeRequestError, kubeRequest } from './kube-request.js';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
- * Cluster API v1.14.0 CRDs: $HEADROOM_CAPI_CRDS, else `<repo>/../shared/crds/cluster-api-v1.14.0`
- * (shared/ is a sibling of the checkout, locally and in CI).
+ * Cluster API v1.14.0 CRDs, the first of: $HEADROOM_CAPI_CRDS;
+ * `<repo>/../shared/crds/cluster-api-v1.14.0` (shared/ is a sibling of the checkout);
+ * `<assets>/cluster-api-v1.14.0-crds`, which build-binaries.sh extracts from the
+ * sigs.k8s.io/cluster-api module (the same files).
  */
-export function capiCrdDir(): string {
-  const dir = process.env.HEADROOM_CAPI_CRDS ?? join(repoRoot, '..', 'shared', 'crds', 'cluster-api-v1.14.0');
-  if (!existsSync(dir)) throw new Error(`Cluster API CRDs not found at ${dir} (set HEADROOM_CAPI_CRDS)`);
+export function capiCrdDir(assetsDir?: string): string {
+  const candidates = process.env.HEADROOM_CAPI_CRDS
+    ? [process.env.HEADROOM_CAPI_CRDS]
+    : [join(repoRoot, '..', 'shared', 'crds', 'cluster-api-v1.14.0'), ...(assetsDir ? [join(assetsDir, 'cluster-api-v1.14.0-crds')] : [])];
+  const dir = candidates.find((d) => existsSync(d));
+  if (!dir) throw new Error(`Cluster API CRDs not found in ${candidates.join(' or ')} (set HEADROOM_CAPI_CRDS)`);
   return dir;
 }
 
