@@ -30,7 +30,7 @@ export function groupReason(st: PackingState, cl: ClassLevel, gi: number): strin
   const g = st.groups[gi]!;
   const r = st.staticReason(cl, g.labels, g.taints, g.capacity);
   if (r) return r;
-  const labels = st.newNodeLabels(gi, '\u0000candidate');
+  const labels = st.candidateNodeLabels(gi);
   const virtual = { labels, ports: [], existing: false, existingIndex: -1, gi } as unknown as Bin;
   if (st.dynamicAllowance(cl, virtual, labels) <= 0) return st.lastBlock;
   return undefined;

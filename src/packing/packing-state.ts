@@ -114,6 +114,8 @@ export interface ClassState {
 export class PackingState {
   readonly groups: GroupInfo[];
   readonly tclasses: number[][] = [];
+  /** Group indices by NodePool weight (descending), then price. */
+  readonly byWeightThenPrice: number[];
   readonly classes: ClassState[];
   readonly bins: Bin[] = [];
   readonly existingBins: Bin[] = [];
@@ -171,6 +173,11 @@ export class PackingState {
     for (const members of this.tclasses) {
       members.sort((a, b) => this.groups[a]!.group.pricePerHour - this.groups[b]!.group.pricePerHour || a - b);
     }
+    this.byWeightThenPrice = this.groups.map((g) => g.index).sort((a, b) => {
+      const ga = this.groups[a]!.group;
+      const gb = this.groups[b]!.group;
+      return gb.weight - ga.weight || ga.pricePerHour - gb.pricePerHour || a - b;
+    });
     this.groupRoom = new Int32Array(this.groups.length);
     this.added = new Int32Array(this.groups.length);
     for (const g of this.groups) this.groupRoom[g.index] = Math.max(0, g.group.maxSize - g.group.replicas);
@@ -288,7 +295,7 @@ export class PackingState {
       };
       for (const b of this.existingBins) c.existingEligible[b.existingIndex] = spreadCountsNode(spec, proto, b.labels, b.taints) ? 1 : 0;
       for (const g of this.groups) {
-        if (spreadCountsNode(spec, proto, g.labels, g.taints) || (spec.topologyKey === HOSTNAME && spreadCountsNode(spec, proto, { ...g.labels, [HOSTNAME]: '' }, g.taints))) {
+        if (spreadCountsNode(spec, proto, this.candidateNodeLabels(g.index), g.taints)) {
           c.groupEligible[g.index] = 1;
           c.eligibleGroups.push(g.index);
         }
@@ -525,6 +532,15 @@ export class PackingState {
     do name = `headroom-new-${this.nextName++}`; while (this.nodeNames.has(name));
     this.nodeNames.add(name);
     return name;
+  }
+
+  private readonly candidateLabels: Array<Record<string, string> | undefined> = [];
+
+  /** Labels of a not-yet-opened node of the group (a hostname no pod is on), cached. */
+  candidateNodeLabels(gi: number): Record<string, string> {
+    let l = this.candidateLabels[gi];
+    if (!l) { l = this.newNodeLabels(gi, '\u0000candidate'); this.candidateLabels[gi] = l; }
+    return l;
   }
 
   /** Labels a new node of the group would have, with a hostname of its own. */

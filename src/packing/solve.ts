@@ -28,9 +28,32 @@ const EPS = 1e-9;
  * Preferences are honoured where they can be, then relaxed rung by rung.
  */
 export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
+  const first = pack(snapshot, options, false);
+  if (!first.forcing) return first.plan;
+  // Pods that need nodes of their own (hostname anti-affinity / spread) admit two good
+  // orders: theirs first (their nodes become the frame the rest fills), or plain size
+  // order. Neither wins everywhere, so both run and the better plan is kept.
+  const second = pack(snapshot, options, true);
+  return better(second.plan, first.plan) ? second.plan : first.plan;
+}
+
+/** Objective order: fewer unschedulable pods, then least added price, then fewest new nodes. */
+function better(a: Plan, b: Plan): boolean {
+  if (a.unschedulable.length !== b.unschedulable.length) return a.unschedulable.length < b.unschedulable.length;
+  if (Math.abs(a.cost.addedPerHour - b.cost.addedPerHour) > 1e-6) return a.cost.addedPerHour < b.cost.addedPerHour;
+  return newNodes(a) < newNodes(b);
+}
+
+function newNodes(p: Plan): number {
+  let n = 0;
+  for (const u of p.scaleUps) n += u.to - u.from;
+  return n;
+}
+
+function pack(snapshot: ClusterSnapshot, options: SolveOptions, forcingFirst: boolean): { plan: Plan; forcing: boolean } {
   const st = new PackingState(snapshot);
-  const packer = new CostAwarePacker(st);
-  for (const ci of classOrder(st)) {
+  const packer = new CostAwarePacker(st, forcingFirst);
+  for (const ci of classOrder(st, forcingFirst)) {
     const cs = st.classes[ci]!;
     const levels = options.ignorePreferences ? cs.levels.slice(-1) : cs.levels;
     for (const cl of levels) {
@@ -40,28 +63,35 @@ export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Pl
     if (cs.remaining > 0) st.markUnschedulable(cs, explainUnschedulable(st, levels[levels.length - 1]!));
   }
   st.rightSize();
-  return st.toPlan();
+  return { plan: st.toPlan(), forcing: st.classes.some((cs) => cs.hostnameKey) };
 }
 
-/** Largest first by dominant share of the total demand; index breaks ties (deterministic). */
-export function classOrder(st: PackingState): number[] {
+/**
+ * Classes that force nodes of their own (hostname anti-affinity or spread among
+ * themselves) first, so the nodes they need exist before the rest is shared out
+ * over them; then largest first by dominant share of the total demand; index
+ * breaks ties (deterministic).
+ */
+export function classOrder(st: PackingState, forcingFirst: boolean): number[] {
   const r = st.remainingDemand;
   const cpu = Math.max(1, r[CPU] ?? 0);
   const mem = Math.max(1, r[MEMORY] ?? 0);
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
-  return st.classes.map((_, i) => i).sort((a, b) => size[b]! - size[a]! || a - b);
+  const forcing = st.classes.map((cs) => (cs.hostnameKey && forcingFirst ? 1 : 0));
+  return st.classes.map((_, i) => i).sort((a, b) => forcing[b]! - forcing[a]! || size[b]! - size[a]! || a - b);
 }
 
 class CostAwarePacker {
   private readonly openExisting: Bin[];
   private openNew: Bin[] = [];
-  private cursor = 0;
+  private acc = 0;
+  private given = 0;
   /** Remaining pods of the class when it reached the new nodes (the base of its per-node quota). */
   private k0 = 0;
   private readonly minCpu: number;
   private readonly minMem: number;
 
-  constructor(private readonly st: PackingState) {
+  constructor(private readonly st: PackingState, private readonly forcingFirst: boolean) {
     this.openExisting = st.existingBins.filter((b) => !st.binUnschedulable(b));
     let minCpu = Infinity;
     let minMem = Infinity;
@@ -78,33 +108,45 @@ class CostAwarePacker {
   }
 
   placeClass(cs: ClassState, cl: ClassLevel): void {
-    this.laps(cs, cl, this.openExisting, false);
+    this.laps(cs, cl, this.openExisting);
     if (cs.remaining === 0) return;
     this.k0 = cs.remaining;
-    this.laps(cs, cl, this.openNew, true);
-    if (cs.remaining > 0) this.laps(cs, cl, this.openNew, false);
+    // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
+    this.acc = (cs.cls.index * 0.6180339887) % 1;
+    this.given = 0;
+    this.proportional(cs, cl);
+    if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
     while (cs.remaining > 0) {
       const gi = this.chooseGroup(cl, tried);
       if (gi < 0) break;
       const bin = this.st.openBin(gi);
       bin.share = this.share(gi);
-      const n = Math.min(this.st.allowance(cl, bin), cs.remaining, this.quota(bin));
+      const n = Math.min(this.st.allowance(cl, bin), cs.remaining, Math.max(1, this.quota(bin)));
       if (n <= 0) {
-        // The group looked right but refuses (e.g. spread eligibility differs inside the class): do not retry it.
+        // The group looked right but refuses (e.g. spread eligibility differs inside its topology class).
         tried.add(gi);
         this.st.releaseEmpty(bin);
         continue;
       }
       this.st.place(cl, bin, n);
       this.openNew.push(bin);
-      if (cs.remaining > 0 && cl.spreads.length) this.laps(cs, cl, this.openNew, false);
+      if (cs.remaining > 0 && cl.spreads.length) this.laps(cs, cl, this.openNew);
     }
     this.compact();
   }
 
+  /**
+   * The class's proportional share of a bin: bins are opened for a share of the
+   * remaining demand, and every class gets that share of its pods (rounded by
+   * an accumulator so the shares add up to the class's count).
+   */
   private quota(bin: Bin): number {
-    return Math.max(1, Math.ceil(this.k0 * bin.share - EPS));
+    const before = Math.floor(this.acc);
+    this.acc += this.k0 * bin.share;
+    const q = Math.floor(this.acc) - before;
+    this.given += q;
+    return q;
   }
 
   /** The share of the remaining demand a node of the group can carry. */
@@ -120,32 +162,35 @@ class CostAwarePacker {
     return s;
   }
 
-  /**
-   * Passes over the bins, placing as many as each allows (up to the class's quota
-   * per bin when `quota`); more passes only help spread constraints, whose
-   * minimum moves as other domains fill.
-   */
-  private laps(cs: ClassState, cl: ClassLevel, bins: Bin[], quota: boolean): void {
+  /** One pass over the new bins, placing the class's proportional share on each. */
+  private proportional(cs: ClassState, cl: ClassLevel): void {
     const st = this.st;
-    const ci = cs.cls.index;
+    const bins = this.openNew;
+    for (let i = 0; i < bins.length && cs.remaining > 0; i++) {
+      const bin = bins[i]!;
+      const q = this.quota(bin);
+      if (q <= 0) continue;
+      const n = Math.min(st.allowance(cl, bin), q, cs.remaining);
+      if (n > 0) st.place(cl, bin, n);
+    }
+  }
+
+  /**
+   * Passes over the bins, placing as many as each allows; more passes only help
+   * spread constraints, whose minimum moves as other domains fill.
+   */
+  private laps(cs: ClassState, cl: ClassLevel, bins: Bin[]): void {
+    const st = this.st;
     for (let lap = 0; cs.remaining > 0; lap++) {
       let progress = false;
       const len = bins.length;
-      const start = quota ? this.cursor % Math.max(1, len) : 0;
       for (let k = 0; k < len && cs.remaining > 0; k++) {
-        const idx = (start + k) % len;
-        const bin = bins[idx]!;
+        const bin = bins[k]!;
         let n = st.allowance(cl, bin);
         if (n <= 0) continue;
-        if (quota) {
-          const q = this.quota(bin) - (bin.lastClass === ci ? bin.lastClassCount : 0);
-          if (q < n) n = q;
-          if (n <= 0) continue;
-        }
         if (n > cs.remaining) n = cs.remaining;
         st.place(cl, bin, n);
         progress = true;
-        if (quota) this.cursor = idx + 1;
       }
       if (!progress || cl.spreads.length === 0) break;
     }
@@ -171,38 +216,43 @@ class CostAwarePacker {
     }
     const keys: string[] = [];
     const slice: number[] = [];
-    for (const k in R) if (R[k]! > 0) { keys.push(k); slice.push(R[k]! / forced); }
+    if (this.forcingFirst && this.st.classes[cl.cls.index]!.hostnameKey) {
+      // A pod that needs a node of its own: the cheapest node that holds it; other pods fill what it leaves.
+      for (let i = 0; i < cl.cls.reqKeys.length; i++) { keys.push(cl.cls.reqKeys[i]!); slice.push(cl.cls.reqVals[i]!); }
+    } else {
+      for (const k in R) if (R[k]! > 0) { keys.push(k); slice.push(R[k]! / forced); }
+    }
 
+    // Topology constraints depend only on the topology class: check them once per class.
+    const dyn = new Int8Array(st.tclasses.length);
     let best = -1;
     let bw = -Infinity; let bs = Infinity; let bu = -Infinity; let bp = Infinity; let bt = Infinity;
-    for (let t = 0; t < st.tclasses.length; t++) {
-      const members = st.tclasses[t]!;
-      // Topology constraints depend only on the topology class: check them once per class.
-      let dynOk: boolean | undefined;
-      for (const gi of members) {
-        if (tried.has(gi) || !st.canOpen(gi) || !st.groupFeasible(cl, gi)) continue;
-        if (dynOk === undefined) dynOk = groupReason(st, cl, gi) === undefined;
-        if (!dynOk) break;
-        const g = st.groups[gi]!;
-        const cap = g.capacity;
-        let u = 1;
-        for (let i = 0; i < keys.length; i++) {
-          const f = (cap[keys[i]!] ?? 0) / slice[i]!;
-          if (f < u) u = f;
-        }
-        if (u <= 0) continue;
-        const w = g.group.weight;
-        const price = g.group.pricePerHour;
-        const s = price / u;
-        const nt = st.newBinsPerTclass[t]!;
-        let better: boolean;
-        if (w !== bw) better = w > bw;
-        else if (Math.abs(s - bs) > EPS * Math.max(1, bs)) better = s < bs;
-        else if (Math.abs(u - bu) > EPS) better = u > bu;
-        else if (price !== bp) better = price < bp;
-        else better = nt < bt;
-        if (better) { best = gi; bw = w; bs = s; bu = u; bp = price; bt = nt; }
+    for (const gi of st.byWeightThenPrice) {
+      const g = st.groups[gi]!;
+      const w = g.group.weight;
+      const price = g.group.pricePerHour;
+      // score = max(price, price * slice/capacity) >= price: nothing dearer can win within a weight.
+      if (best >= 0 && (w < bw || price > bs * (1 + EPS))) break;
+      if (tried.has(gi) || !st.canOpen(gi) || !st.groupFeasible(cl, gi)) continue;
+      const t = g.tclass;
+      if (dyn[t] === 0) dyn[t] = groupReason(st, cl, gi) === undefined ? 1 : 2;
+      if (dyn[t] !== 1) continue;
+      const cap = g.capacity;
+      let u = 1;
+      for (let i = 0; i < keys.length; i++) {
+        const f = (cap[keys[i]!] ?? 0) / slice[i]!;
+        if (f < u) u = f;
       }
+      if (u <= 0) continue;
+      const s = price / u;
+      const nt = st.newBinsPerTclass[t]!;
+      let better: boolean;
+      if (best < 0 || w !== bw) better = best < 0 || w > bw;
+      else if (Math.abs(s - bs) > EPS * Math.max(1, bs)) better = s < bs;
+      else if (Math.abs(u - bu) > EPS) better = u > bu;
+      else if (price !== bp) better = price < bp;
+      else better = nt < bt;
+      if (better) { best = gi; bw = w; bs = s; bu = u; bp = price; bt = nt; }
     }
     return best;
   }
