@@ -75,6 +75,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   const podsByNode = new Map<string, SchedulingPod[]>();
   const pendingPods: SchedulingPod[] = [];
   const podNamespaces = new Set<string>();
+  const ephemeralClaims: EphemeralClaim[] = [];
   for (const pod of objects.pods) {
     if (TERMINAL.has(pod.status?.phase ?? '')) continue;
     const nodeName = pod.spec?.nodeName;
@@ -82,6 +83,12 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     const sp = guard(() => schedulingPodOf(pod));
     if (!sp) continue;
     podNamespaces.add(sp.namespace);
+    if (!nodeName) {
+      for (const v of pod.spec?.volumes ?? []) {
+        const tmpl = v.ephemeral?.volumeClaimTemplate;
+        if (tmpl) ephemeralClaims.push({ key: `${sp.namespace}/${sp.name}-${v.name}`, storageClassName: tmpl.spec?.storageClassName });
+      }
+    }
     if (nodeName) {
       let list = podsByNode.get(nodeName);
       if (!list) podsByNode.set(nodeName, (list = []));
@@ -104,7 +111,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     const sn: SnapshotNode = {
       name,
       labels: node.metadata?.labels ?? {},
-      taints: (node.spec?.taints ?? []) as V1Taint[],
+      taints: schedulingTaints(node),
       allocatable,
       pods: podsByNode.get(name) ?? [],
       inFlight: false,
@@ -180,10 +187,29 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     groups,
     nodes,
     pendingPods,
-    volumes: volumeTopology(objects),
+    volumes: volumeTopology(objects, ephemeralClaims),
     namespaceLabels: namespaceLabels(objects, podNamespaces),
     limits: poolLimits(pools, groups, nodes),
   };
+}
+
+/**
+ * Taints that only say a node is still starting (or briefly unreachable); they go
+ * away on their own, so a starting node is capacity on its way, as Karpenter
+ * treats it (KnownEphemeralTaints). Only the NoSchedule forms: a dead node also
+ * carries the NoExecute ones, which stay and keep pods off it.
+ */
+const EPHEMERAL_TAINTS = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+  'node.cluster.x-k8s.io/uninitialized',
+]);
+
+function schedulingTaints(node: V1Node): V1Taint[] {
+  const taints = (node.spec?.taints ?? []) as V1Taint[];
+  if (!taints.some((t) => t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key))) return taints;
+  return taints.filter((t) => !(t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key)));
 }
 
 /** Runs fn, turning a QuantityError into an ObjectValidationError on the given object. */
@@ -233,7 +259,13 @@ function nodeAllocatable(node: V1Node): Resources {
   }
 }
 
-function volumeTopology(objects: ClusterObjects): VolumeTopology {
+/** The claim a pending pod's generic ephemeral volume will get, from its template. */
+interface EphemeralClaim {
+  key: string;
+  storageClassName: string | undefined;
+}
+
+function volumeTopology(objects: ClusterObjects, ephemeralClaims: readonly EphemeralClaim[]): VolumeTopology {
   const out: VolumeTopology = { persistentVolumes: {}, claims: {}, storageClasses: {} };
   let defaultClass: string | undefined;
   for (const sc of objects.storageClasses) {
@@ -259,6 +291,12 @@ function volumeTopology(objects: ClusterObjects): VolumeTopology {
     if (volumeName) claim.volumeName = volumeName;
     if (storageClassName) claim.storageClassName = storageClassName;
     out.claims[`${pvc.metadata?.namespace || 'default'}/${name}`] = claim;
+  }
+  // Not created yet: it will be, unbound, from the pod's template.
+  for (const e of ephemeralClaims) {
+    if (out.claims[e.key]) continue;
+    const storageClassName = e.storageClassName ?? defaultClass;
+    out.claims[e.key] = storageClassName ? { bound: false, storageClassName } : { bound: false };
   }
   return out;
 }

@@ -43,7 +43,8 @@ export function isDemand(pod: V1Pod): boolean {
 
 /**
  * The scheduling-relevant view of a pod. Requests are computed here once
- * (init containers, sidecars, overhead). The equivalence key is the controlling
+ * (init containers, sidecars, overhead). Claims are those of persistentVolumeClaim
+ * volumes and of generic ephemeral volumes (`<pod>-<volume>`). The equivalence key is the controlling
  * owner plus a SHA-1 of everything the scheduler looks at: requests, nodeSelector,
  * affinity, tolerations, spread, host ports, claims, labels (minus per-pod ones)
  * and priority. It is built from JSON.stringify without sorting keys: pods stamped
@@ -65,7 +66,11 @@ export function toSchedulingPod(pod: V1Pod): SchedulingPod {
   const topologySpreadConstraints = spec?.topologySpreadConstraints ?? [];
   const hostPorts = podHostPorts(pod);
   const claims: string[] = [];
-  for (const v of spec?.volumes ?? []) if (v.persistentVolumeClaim?.claimName) claims.push(v.persistentVolumeClaim.claimName);
+  for (const v of spec?.volumes ?? []) {
+    if (v.persistentVolumeClaim?.claimName) claims.push(v.persistentVolumeClaim.claimName);
+    // A generic ephemeral volume's claim is named <pod>-<volume> (created by the ephemeral volume controller).
+    else if (v.ephemeral?.volumeClaimTemplate) claims.push(`${name}-${v.name}`);
+  }
   const priority = spec?.priority ?? 0;
 
   let keyLabels: Record<string, string> = labels;

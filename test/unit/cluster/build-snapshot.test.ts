@@ -169,6 +169,49 @@ status: {nodeRef: {name: doomed}}
     expect(s.nodes.map((n) => [n.name, n.unschedulable])).to.deep.equal([['cordoned', true], ['doomed', true], ['fine', false]]);
   });
 
+  it('ignores the NoSchedule taints of starting nodes but keeps NoExecute and other taints', () => {
+    const s = buildSnapshot(loadObjects(`apiVersion: v1
+kind: Node
+metadata: {name: starting}
+spec:
+  taints:
+  - {key: node.kubernetes.io/not-ready, effect: NoSchedule}
+  - {key: node.cloudprovider.kubernetes.io/uninitialized, value: "true", effect: NoSchedule}
+  - {key: node.kubernetes.io/not-ready, effect: NoExecute}
+  - {key: dedicated, value: infra, effect: NoSchedule}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+`));
+    expect(s.nodes[0]!.taints).to.deep.equal([
+      { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' },
+      { key: 'dedicated', value: 'infra', effect: 'NoSchedule' },
+    ]);
+  });
+
+  it('generic ephemeral volumes: a pending pod gets its future claim from the template (or the default class)', () => {
+    const s = buildSnapshot(loadObjects(`apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: std, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: x
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns}
+spec:
+  containers: [{name: c, image: x}]
+  volumes:
+  - name: scratch
+    ephemeral: {volumeClaimTemplate: {spec: {storageClassName: zonal, accessModes: [ReadWriteOnce]}}}
+  - name: cache
+    ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}
+`));
+    expect(s.pendingPods[0]!.claims).to.deep.equal(['p-scratch', 'p-cache']);
+    expect(s.volumes.claims).to.deep.equal({
+      'ns/p-scratch': { bound: false, storageClassName: 'zonal' },
+      'ns/p-cache': { bound: false, storageClassName: 'std' },
+    });
+  });
+
   it('fills pool limits with usage of existing and in-flight nodes', () => {
     const s = buildSnapshot(loadObjects(`apiVersion: headroom.dev/v1alpha1
 kind: NodePool
