@@ -2,6 +2,7 @@ import { type Command, CliError, UsageError, parseCommandArgs } from './command.
 
 /** Subcommands, loaded lazily so `headroom plan` does not pay for the controller's imports. */
 const commands: Record<string, () => Promise<Command>> = {
+  controller: async () => (await import('./controller.js')).controllerCommand,
 };
 
 function topLevelHelp(loaded: Command[]): string {

@@ -1,0 +1,143 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseGroupDiscoverySpec, DiscoverySpecError, type GroupDiscoverySpec } from '../cluster/discovery.js';
+import { Controller } from '../controller/controller.js';
+import { DEFAULT_BATCH } from '../provisioning/batcher.js';
+import { createHandler } from '../server/app.js';
+import { listen, type RunningServer } from '../server/listen.js';
+import { registry } from '../server/metrics.js';
+import { type Command, CliError, UsageError } from './command.js';
+
+const usage = `Usage: headroom controller [options]
+
+Watches the cluster, batches pending pods, bin-packs them onto the cheapest CAPI
+node groups and scales MachineDeployments / MachinePools through the scale
+subresource. Serves /metrics, /healthz and /readyz.
+
+Options:
+  --kubeconfig FILE              workload cluster (pods, nodes); default: in-cluster / $KUBECONFIG
+  --management-kubeconfig FILE   management cluster (CAPI objects); default: the workload cluster
+  --namespace NS                 only node groups in this namespace (shorthand for auto-discovery)
+  --cluster-name NAME            only node groups of this CAPI cluster
+  --node-group-auto-discovery S  clusterapi:namespace=...,clusterName=...,label=value (repeatable, ORed)
+  --dry-run                      log and emit events, write nothing to CAPI objects
+  --batch-idle-duration MS       close the batch after this long without new demand (default ${DEFAULT_BATCH.idleMs})
+  --batch-max-duration MS        close the batch at the latest after this long (default ${DEFAULT_BATCH.maxMs})
+  --leader-elect                 elect a leader on a Lease (run two replicas for HA)
+  --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
+  --leader-election-id NAME      name of the Lease (default headroom-controller)
+  --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)`;
+
+function loadKubeConfig(path: string | undefined, what: string): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (path) kc.loadFromFile(path);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new CliError(`cannot load ${what} kubeconfig${path ? ` ${path}` : ''}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (!kc.getCurrentCluster()) throw new CliError(`${what} kubeconfig${path ? ` ${path}` : ''} has no current cluster`);
+  return kc;
+}
+
+function positiveMs(raw: string | undefined, flag: string, dflt: number): number {
+  if (raw === undefined) return dflt;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`controller: ${flag} must be a whole number of milliseconds, got "${raw}"`);
+  return Number(raw);
+}
+
+function parseAddress(raw: string): { host: string; port: number } | undefined {
+  if (raw === '0') return undefined;
+  const m = /^(.*):(\d{1,5})$/.exec(raw);
+  if (!m || Number(m[2]) > 65535) throw new UsageError(`controller: --metrics-address must be HOST:PORT, got "${raw}"`);
+  return { host: m[1] || '0.0.0.0', port: Number(m[2]) };
+}
+
+export function discoverySpecs(values: { namespace?: string; clusterName?: string; specs: string[] }): GroupDiscoverySpec[] {
+  try {
+    const specs = values.specs.map(parseGroupDiscoverySpec);
+    if (values.namespace || values.clusterName) {
+      if (specs.length === 0) specs.push({ labels: {} });
+      for (const s of specs) {
+        if (values.namespace) s.namespace ??= values.namespace;
+        if (values.clusterName) s.clusterName ??= values.clusterName;
+      }
+    }
+    return specs;
+  } catch (err) {
+    if (err instanceof DiscoverySpecError) throw new UsageError(`controller: ${err.message}`);
+    throw err;
+  }
+}
+
+export const controllerCommand: Command = {
+  name: 'controller',
+  summary: 'run the autoscaler against a cluster (watch, batch, solve, scale CAPI node groups)',
+  usage,
+  options: {
+    kubeconfig: { type: 'string' },
+    'management-kubeconfig': { type: 'string' },
+    namespace: { type: 'string' },
+    'cluster-name': { type: 'string' },
+    'node-group-auto-discovery': { type: 'string', multiple: true },
+    'dry-run': { type: 'boolean' },
+    'batch-idle-duration': { type: 'string' },
+    'batch-max-duration': { type: 'string' },
+    'leader-elect': { type: 'boolean' },
+    'leader-election-namespace': { type: 'string' },
+    'leader-election-id': { type: 'string' },
+    'metrics-address': { type: 'string' },
+  },
+  async run(values) {
+    const idleMs = positiveMs(values['batch-idle-duration'] as string | undefined, '--batch-idle-duration', DEFAULT_BATCH.idleMs);
+    const maxMs = positiveMs(values['batch-max-duration'] as string | undefined, '--batch-max-duration', Math.max(DEFAULT_BATCH.maxMs, idleMs));
+    if (maxMs < idleMs) throw new UsageError('controller: --batch-max-duration must be at least --batch-idle-duration');
+    const address = parseAddress((values['metrics-address'] as string | undefined) ?? '127.0.0.1:8080');
+    const discovery = discoverySpecs({
+      namespace: values.namespace as string | undefined,
+      clusterName: values['cluster-name'] as string | undefined,
+      specs: (values['node-group-auto-discovery'] as string[] | undefined) ?? [],
+    });
+    const workload = loadKubeConfig(values.kubeconfig as string | undefined, 'workload');
+    const mgmtPath = values['management-kubeconfig'] as string | undefined;
+    const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
+    const controller = new Controller({
+      workload, ...(management ? { management } : {}),
+      discovery,
+      dryRun: values['dry-run'] === true,
+      batch: { idleMs, maxMs },
+      registry,
+      ...(values['leader-elect'] ? {
+        leaderElection: {
+          namespace: (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default',
+          ...(values['leader-election-id'] ? { name: values['leader-election-id'] as string } : {}),
+        },
+      } : {}),
+    });
+    let server: RunningServer | undefined;
+    if (address) {
+      server = await listen(createHandler({ ready: () => controller.ready(), routes: [] }), { ...address, tls: false });
+      console.log(`${new Date().toISOString()} metrics and health on ${server.url}`);
+    }
+    let stopping: Promise<void> | undefined;
+    const done = new Promise<number>((resolve) => {
+      const shutdown = (signal: string) => {
+        console.log(`${new Date().toISOString()} ${signal}: shutting down`);
+        stopping ??= (async () => {
+          await controller.stop();
+          await server?.close();
+        })();
+        stopping.then(() => resolve(0), () => resolve(1));
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    });
+    try {
+      await controller.start();
+    } catch (err) {
+      await controller.stop().catch(() => {});
+      await server?.close();
+      throw new CliError(`controller: ${(err as Error).message.split('\n')[0]}`);
+    }
+    return done;
+  },
+};

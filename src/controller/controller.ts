@@ -1,0 +1,171 @@
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { EventRecorder } from '../capi/events.js';
+import { KubeActuator } from '../capi/kube-actuator.js';
+import { ClusterCache } from '../cluster/cluster-cache.js';
+import type { GroupDiscoverySpec } from '../cluster/discovery.js';
+import type { InformerOptions } from '../cluster/informer.js';
+import { solve as solveInProcess } from '../packing/solve.js';
+import type { BatcherOptions } from '../provisioning/batcher.js';
+import { systemClock } from '../provisioning/clock.js';
+import type { DemandIntake } from '../provisioning/demand-intake.js';
+import { Provisioner, type CycleReport, type SolveFn } from '../provisioning/provisioner.js';
+import { KubeClient } from './kube-client.js';
+import { LeaderElector } from './leader-election.js';
+import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
+import { PodLatencyTracker } from './pod-latency.js';
+
+/**
+ * `headroom controller` as an object: informer cache (always warm, also on the
+ * standby replica), CAPI actuator, provisioning loop, leader election, metrics.
+ * The CLI (src/cli/controller.ts) parses flags into these options; integration
+ * tests run it in-process.
+ */
+export interface ControllerOptions {
+  /** The workload cluster (pods, nodes, ...). */
+  workload: KubeConfig;
+  /** The management cluster (CAPI objects, NodePools, CapacityBuffers); default: the workload cluster. */
+  management?: KubeConfig;
+  discovery?: GroupDiscoverySpec[];
+  dryRun?: boolean;
+  batch?: BatcherOptions;
+  /** Leader election; absent = act at once (single replica). */
+  leaderElection?: {
+    namespace: string;
+    name?: string;
+    identity?: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
+  /** Default: the in-process solver. Pass the piscina pool's solve in production. */
+  solve?: SolveFn;
+  registry?: Registry;
+  /** Demand from the webhook / extender, when they run in this process. */
+  intake?: DemandIntake;
+  informer?: InformerOptions;
+  observeTimeoutMs?: number;
+  onCycle?: (r: CycleReport) => void;
+  log?: (msg: string) => void;
+}
+
+export class Controller {
+  readonly workloadClient: KubeClient;
+  readonly managementClient: KubeClient;
+  readonly cache: ClusterCache;
+  actuator: KubeActuator | undefined;
+  provisioner: Provisioner | undefined;
+  private elector: LeaderElector | undefined;
+  private metrics: ControllerMetrics | undefined;
+  private latency: PodLatencyTracker | undefined;
+  private unsubscribeIntake: (() => void) | undefined;
+  private leading = false;
+  private readonly log: (msg: string) => void;
+
+  constructor(private readonly opts: ControllerOptions) {
+    this.log = opts.log ?? ((m) => console.log(`${new Date().toISOString()} ${m}`));
+    this.workloadClient = new KubeClient(opts.workload);
+    this.managementClient = opts.management ? new KubeClient(opts.management) : this.workloadClient;
+    this.cache = new ClusterCache({
+      workload: this.workloadClient, management: this.managementClient,
+      discovery: opts.discovery ?? [],
+      informer: { onError: (err) => this.log(`watch: ${(err as Error).message}`), ...opts.informer },
+    });
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Ready = caches synced and fresh (the /readyz gate). */
+  ready(): boolean {
+    return this.cache.healthy();
+  }
+
+  async start(): Promise<void> {
+    await this.cache.start();
+    const capiVersion = this.cache.capiVersion!;
+    const onEventError = (err: unknown) => this.log(`event: ${(err as Error).message}`);
+    this.actuator = new KubeActuator({
+      management: this.managementClient, capiVersion, dryRun: this.opts.dryRun ?? false,
+      events: new EventRecorder(this.managementClient, onEventError),
+      podEvents: new EventRecorder(this.workloadClient, onEventError),
+      log: this.log,
+    });
+    if (this.opts.registry) {
+      this.metrics = registerControllerMetrics(this.opts.registry, this.cache, this.actuator);
+      this.latency = new PodLatencyTracker(this.cache, (s) => this.metrics?.observePodReady(s));
+      this.latency.start();
+    }
+    await this.cache.waitForSync(60_000);
+    this.log(`caches synced (cluster.x-k8s.io/${capiVersion}${this.cache.absent.length ? `; not installed: ${this.cache.absent.join(', ')}` : ''})`);
+    const le = this.opts.leaderElection;
+    if (!le) {
+      this.startLeading();
+      return;
+    }
+    this.elector = new LeaderElector({
+      client: this.workloadClient, namespace: le.namespace, name: le.name ?? 'headroom-controller',
+      identity: le.identity ?? `${hostname()}_${process.pid}`,
+      ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+      ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+      ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+      onStartedLeading: () => this.startLeading(),
+      onStoppedLeading: () => void this.stopLeading(),
+      log: this.log,
+    });
+    this.elector.start();
+  }
+
+  private startLeading(): void {
+    if (this.leading) return;
+    this.leading = true;
+    this.metrics?.setLeader(true);
+    this.provisioner = new Provisioner({
+      state: this.cache, actuator: this.actuator!, clock: systemClock,
+      solve: this.opts.solve ?? solveInProcess,
+      ready: () => this.cache.healthy(),
+      log: this.log,
+      onIssue: (i) => this.log(`snapshot ${i.severity}: ${i.message}`),
+      onCycle: (r) => {
+        this.metrics?.observeCycle(r);
+        this.opts.onCycle?.(r);
+      },
+    }, {
+      ...(this.opts.batch ? { batch: this.opts.batch } : {}),
+      ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
+    });
+    this.provisioner.start();
+    if (this.opts.intake) this.unsubscribeIntake = this.opts.intake.subscribe(() => this.provisioner?.trigger());
+  }
+
+  private async stopLeading(): Promise<void> {
+    if (!this.leading) return;
+    this.leading = false;
+    this.metrics?.setLeader(false);
+    this.unsubscribeIntake?.();
+    const p = this.provisioner;
+    this.provisioner = undefined;
+    await p?.stop();
+  }
+
+  /** Graceful stop: finish the running cycle, release the lease, stop watching. */
+  async stop(): Promise<void> {
+    await this.stopLeading();
+    await this.elector?.stop();
+    this.latency?.stop();
+    this.cache.stop();
+    this.workloadClient.close();
+    if (this.managementClient !== this.workloadClient) this.managementClient.close();
+  }
+
+  /** Abrupt stop for tests (a killed process): no lease release, nothing finished. */
+  kill(): void {
+    this.leading = false;
+    void this.provisioner?.stop();
+    this.provisioner = undefined;
+    this.elector?.abandon();
+    this.cache.stop();
+  }
+}

@@ -1,0 +1,185 @@
+import { microTime } from '../capi/events.js';
+import { isConflict, isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm:
+ * - a candidate takes the lease when it is free, or when the record it last
+ *   observed has not changed for leaseDuration (measured on the candidate's own
+ *   clock from when it observed it, so clock skew between replicas is harmless);
+ * - the leader renews every retryPeriod and steps down if it cannot renew within
+ *   renewDeadline (before anyone else may take over);
+ * - a graceful stop releases the lease so the other replica takes over at once.
+ * Every write is optimistic (resourceVersion); a 409 means someone else won.
+ * Defaults (10 s / 7 s / 2 s) give failover in at most ~12 s after a leader dies.
+ */
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  onStartedLeading: () => void;
+  /** Leadership lost (renewal failed) or released. */
+  onStoppedLeading: () => void;
+  log?: (msg: string) => void;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string | null;
+  leaseDurationSeconds?: number;
+  acquireTime?: string | null;
+  renewTime?: string | null;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: LeaseSpec;
+}
+
+export class LeaderElector {
+  private leading = false;
+  private stopped = false;
+  private observed: { key: string; at: number } | undefined;
+  private lastRenew = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly leaseMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryMs: number;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly o: LeaderElectionOptions) {
+    this.leaseMs = o.leaseDurationMs ?? 10_000;
+    this.renewDeadlineMs = o.renewDeadlineMs ?? 7_000;
+    this.retryMs = o.retryPeriodMs ?? 2_000;
+    if (!(this.leaseMs > this.renewDeadlineMs && this.renewDeadlineMs > this.retryMs)) {
+      throw new Error('leader election: need leaseDuration > renewDeadline > retryPeriod');
+    }
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  private get path(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases/${encodeURIComponent(this.o.name)}`;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.tick();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    // Jittered like client-go's wait.JitterUntil, so candidates do not collide.
+    const delay = this.leading ? this.retryMs : this.retryMs * (1 + Math.random() * 0.2);
+    this.timer = setTimeout(() => {
+      this.loop = this.tick();
+    }, delay);
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      const ok = await this.tryAcquireOrRenew();
+      const now = Date.now();
+      if (ok) {
+        this.lastRenew = now;
+        if (!this.leading && !this.stopped) {
+          this.leading = true;
+          this.o.log?.(`${this.o.identity} became leader (lease ${this.o.namespace}/${this.o.name})`);
+          this.o.onStartedLeading();
+        }
+      } else if (this.leading) {
+        this.stepDown('another holder has the lease');
+      }
+    } catch (err) {
+      this.o.log?.(`leader election: ${(err as Error).message}`);
+      if (this.leading && Date.now() - this.lastRenew > this.renewDeadlineMs) this.stepDown('could not renew within the renew deadline');
+    }
+    this.schedule();
+  }
+
+  private stepDown(why: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.o.log?.(`${this.o.identity} stopped leading: ${why}`);
+    this.o.onStoppedLeading();
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const nowMs = Date.now();
+    const now = microTime(nowMs);
+    const mine: LeaseSpec = {
+      holderIdentity: this.o.identity,
+      leaseDurationSeconds: Math.ceil(this.leaseMs / 1000),
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: 0,
+    };
+    let lease: Lease;
+    try {
+      lease = await this.o.client.get<Lease>(this.path);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      try {
+        await this.o.client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases`, {
+          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.name, namespace: this.o.namespace }, spec: mine },
+        });
+        return true;
+      } catch (e) {
+        if (e instanceof KubeApiError && (e.status === 409)) return false;
+        throw e;
+      }
+    }
+    const spec = lease.spec ?? {};
+    const key = `${spec.holderIdentity ?? ''}|${spec.renewTime ?? ''}|${lease.metadata.resourceVersion ?? ''}`;
+    if (!this.observed || this.observed.key !== key) this.observed = { key, at: nowMs };
+    const holder = spec.holderIdentity ?? '';
+    const iHold = holder === this.o.identity;
+    const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.leaseMs / 1000)) * 1000;
+    if (!iHold && holder !== '' && this.observed.at + durationMs > nowMs) return false;
+    const next: LeaseSpec = iHold
+      ? { ...spec, renewTime: now, leaseDurationSeconds: mine.leaseDurationSeconds }
+      : { ...mine, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 };
+    try {
+      await this.o.client.request('PUT', this.path, { body: { ...lease, spec: next } });
+      return true;
+    } catch (err) {
+      if (isConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Stops at once without releasing the lease (what a crash looks like to the other replica). */
+  abandon(): void {
+    this.stopped = true;
+    this.leading = false;
+    clearTimeout(this.timer);
+  }
+
+  /** Stops campaigning; if leading, releases the lease so another replica takes over immediately. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.loop?.catch(() => {});
+    if (!this.leading) return;
+    this.leading = false;
+    try {
+      const lease = await this.o.client.get<Lease>(this.path);
+      if (lease.spec?.holderIdentity === this.o.identity) {
+        await this.o.client.request('PUT', this.path, {
+          body: { ...lease, spec: { ...lease.spec, holderIdentity: null, acquireTime: null, renewTime: null, leaseDurationSeconds: 1 } },
+        });
+      }
+    } catch (err) {
+      this.o.log?.(`releasing the lease failed: ${(err as Error).message}`);
+    }
+    this.o.onStoppedLeading();
+  }
+}

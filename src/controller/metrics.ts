@@ -1,0 +1,111 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { CapiActuator } from '../capi/actuator.js';
+import type { KubeActuator } from '../capi/kube-actuator.js';
+import type { ClusterCache } from '../cluster/cluster-cache.js';
+import type { CycleReport } from '../provisioning/provisioner.js';
+import { METRIC_PREFIX } from '../server/metrics.js';
+
+/**
+ * The controller's metrics, in the process-wide registry (src/server/metrics.ts).
+ * Gauges that mirror state are computed at scrape time from the cache, so they
+ * can never lag behind it.
+ */
+export interface ControllerMetrics {
+  observeCycle(report: CycleReport): void;
+  observePodReady(seconds: number): void;
+  setLeader(leading: boolean): void;
+}
+
+export function registerControllerMetrics(registry: Registry, cache: ClusterCache, actuator?: CapiActuator): ControllerMetrics {
+  const p = METRIC_PREFIX;
+  new Gauge({
+    name: `${p}node_group_replicas`,
+    help: 'spec.replicas of each CAPI node group, as observed.',
+    labelNames: ['kind', 'namespace', 'name'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const g of cache.objects().nodeGroups) {
+        const r = (g.spec as { replicas?: unknown } | undefined)?.replicas;
+        if (typeof r === 'number') this.set({ kind: g.kind ?? '', namespace: g.metadata?.namespace ?? '', name: g.metadata?.name ?? '' }, r);
+      }
+    },
+  });
+  new Gauge({
+    name: `${p}informer_last_sync_age_seconds`,
+    help: 'Seconds since each watched resource was last known current (list, event or bookmark). Growing = a stuck watch.',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of cache.staleness()) this.set({ resource: s.resource }, Number.isFinite(s.ageSeconds) ? s.ageSeconds : -1);
+    },
+  });
+  const informerRestarts = new Gauge({
+    name: `${p}informer_relists`,
+    help: 'Relists (410 Gone) per watched resource since start.',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect() {
+      informerRestarts.reset();
+      for (const s of cache.informerStats()) informerRestarts.set({ resource: s.resource }, s.relists);
+    },
+  });
+  const kube = actuator as KubeActuator | undefined;
+  if (kube && 'capiWrites' in kube) {
+    new Gauge({
+      name: `${p}capi_writes`,
+      help: 'Writes to CAPI objects since start, by operation (scale, annotate, create, delete, conflicts).',
+      labelNames: ['op'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [op, n] of Object.entries(kube.capiWrites)) this.set({ op }, n);
+      },
+    });
+  }
+  const scaleUps = new Counter({
+    name: `${p}scale_ups_total`,
+    help: 'Scale-ups written, by node group.',
+    labelNames: ['kind', 'namespace', 'name'] as const,
+    registers: [registry],
+  });
+  const pending = new Gauge({
+    name: `${p}pending_pods`,
+    help: 'Pods waiting for capacity at the last provisioning cycle.',
+    registers: [registry],
+  });
+  const cycles = new Counter({
+    name: `${p}provisioning_cycles_total`,
+    help: 'Provisioning cycles, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const solveDuration = new Histogram({
+    name: `${p}solve_duration_seconds`,
+    help: 'Time to solve one provisioning snapshot.',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const podReady = new Histogram({
+    name: `${p}pod_creation_to_node_ready_seconds`,
+    help: 'From a pending pod\'s creation to the node it was bound to being Ready.',
+    buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600],
+    registers: [registry],
+  });
+  const leader = new Gauge({ name: `${p}leader`, help: '1 while this replica is the leader.', registers: [registry] });
+  return {
+    observeCycle(r) {
+      cycles.inc({ outcome: r.skipped ?? (r.scaleUps.some((u) => u.error) ? 'error' : 'ok') });
+      pending.set(r.pendingPods);
+      if (!r.skipped) solveDuration.observe(r.solveMs / 1000);
+      for (const u of r.scaleUps) if (u.result?.written) scaleUps.inc({ kind: u.kind, namespace: u.namespace, name: u.name });
+    },
+    observePodReady(seconds) {
+      podReady.observe(seconds);
+    },
+    setLeader(leading) {
+      leader.set(leading ? 1 : 0);
+    },
+  };
+}

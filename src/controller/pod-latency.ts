@@ -1,0 +1,66 @@
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { ClusterStateSource } from '../cluster/state.js';
+
+/**
+ * Feeds the pod-creation-to-node-Ready histogram: pods seen unbound are
+ * remembered; once bound to a Ready node, the time from the pod's creation to
+ * that node's Ready transition (or zero, if the node was Ready before the pod
+ * existed) is observed once. Scans are throttled so a burst of pod events costs
+ * one pass over the pods per `intervalMs`, not one per event.
+ */
+export class PodLatencyTracker {
+  private readonly waiting = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly state: ClusterStateSource,
+    private readonly observe: (seconds: number) => void,
+    private readonly intervalMs = 500,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.state.onChange((kind) => {
+      if ((kind === 'pods' || kind === 'nodes') && !this.timer) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.scan();
+        }, this.intervalMs);
+      }
+    });
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    clearTimeout(this.timer);
+  }
+
+  scan(): void {
+    const { pods, nodes } = this.state.objects();
+    const readyAt = new Map<string, number>();
+    for (const n of nodes as V1Node[]) {
+      const ready = n.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+      if (ready && n.metadata?.name) readyAt.set(n.metadata.name, ready.lastTransitionTime ? new Date(ready.lastTransitionTime).getTime() : 0);
+    }
+    const live = new Set<string>();
+    for (const p of pods as V1Pod[]) {
+      const uid = p.metadata?.uid;
+      if (!uid) continue;
+      live.add(uid);
+      const node = p.spec?.nodeName;
+      if (!node) {
+        if (!this.waiting.has(uid) && p.metadata?.creationTimestamp && !p.metadata.deletionTimestamp) {
+          this.waiting.set(uid, new Date(p.metadata.creationTimestamp).getTime());
+        }
+        continue;
+      }
+      const created = this.waiting.get(uid);
+      if (created === undefined) continue;
+      const ready = readyAt.get(node);
+      if (ready === undefined) continue;
+      this.waiting.delete(uid);
+      this.observe(Math.max(0, ready - created) / 1000);
+    }
+    for (const uid of this.waiting.keys()) if (!live.has(uid)) this.waiting.delete(uid);
+  }
+}
