@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import type { SchedulingPod } from '../cluster/snapshot.js';
 import { podHostPorts } from './host-ports.js';
@@ -85,7 +85,8 @@ export function toSchedulingPod(pod: V1Pod): SchedulingPod {
     namespace, requests, nodeSelector, affinity ?? null, tolerations, topologySpreadConstraints, hostPorts, claims,
     keyLabels, priority, spec?.schedulerName ?? '',
   ]);
-  const digest = createHash('sha1').update(canonical).digest('base64url');
+  // crypto.hash (one shot) is about twice as fast as createHash for short inputs.
+  const digest = hash('sha1', canonical, 'base64url');
   const equivalenceKey = `${owner ?? `Pod/${namespace}`}#${digest}`;
 
   const out: SchedulingPod = {
