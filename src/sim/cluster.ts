@@ -58,6 +58,9 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   private readonly pods = new Map<string, SimPod>();
   private readonly lanes = new Map<string, Lane>();
   private unboundCount = 0;
+  /** Unbound pods the scheduler has marked Unschedulable, and how many were ever marked. */
+  private unschedulableNow = 0;
+  private unschedulableEver = 0;
   private podSeq = 0;
   private capacityEpoch = 1;
   private cycleScheduled = false;
@@ -320,6 +323,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     if (pod.node) this.unbind(pod);
     else {
       this.unboundCount--;
+      if (pod.unschedulable) this.unschedulableNow--;
       this.metrics.podWaited(this.clock.now() - pod.createdAt);
     }
     this.changed('pods');
@@ -327,6 +331,16 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
 
   get pendingCount(): number {
     return this.unboundCount;
+  }
+
+  /** Unbound pods marked Unschedulable right now. */
+  get unschedulableCount(): number {
+    return this.unschedulableNow;
+  }
+
+  /** Pods ever marked Unschedulable: grows when new demand fails to fit. */
+  get unschedulableMarks(): number {
+    return this.unschedulableEver;
   }
 
   /** Unbound pods, oldest first per class. */
@@ -353,6 +367,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] },
     };
     this.unboundCount--;
+    if (pod.unschedulable) this.unschedulableNow--;
     this.metrics.podWaited(now - pod.createdAt);
     this.metrics.podUsage(pod.scheduling.requests[CPU] ?? 0, pod.scheduling.requests[MEMORY] ?? 0, 1);
     this.changed('pods');
@@ -425,6 +440,8 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       const p = lane.pods[i]!;
       if (p.unschedulable || p.node || this.pods.get(p.key) !== p) continue;
       p.unschedulable = true;
+      this.unschedulableNow++;
+      this.unschedulableEver++;
       p.object = {
         ...p.object,
         status: {

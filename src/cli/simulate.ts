@@ -1,0 +1,142 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { BUILTIN_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
+import { POLICY_FACTORIES, simulationSnapshot } from '../sim/policies.js';
+import { renderReport } from '../sim/report-html.js';
+import { POLICY_NAMES, type PolicyName, type TraceResult, summaryJson } from '../sim/result.js';
+import { runTrace } from '../sim/run.js';
+import { formatTable } from '../sim/summary-table.js';
+import { type Trace, TraceError } from '../sim/trace.js';
+import { parseTrace } from '../sim/trace-parse.js';
+import { type Command, CliError, UsageError } from './command.js';
+
+const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic] [--seed N] [--out DIR] [--json]
+
+Replays a workload trace through a simulated Cluster API cluster, once per policy,
+and compares time-to-capacity and cost.
+
+Options:
+  --trace T     a trace YAML file, or builtin:${BUILTIN_TRACES.join('|builtin:')}, or builtin:all (the suite)
+  --policy P    comma-separated policies (default: ${POLICY_NAMES.join(',')})
+  --seed N      random seed (default 1); the same seed gives the same result
+  --out DIR     write DIR/report.html (charts + summary; self-contained)
+  --json        print the JSON summary instead of the table (an array for builtin:all)`;
+
+function loadTraces(spec: string): Trace[] {
+  try {
+    if (spec === 'builtin:all') return BUILTIN_TRACES.map((n) => loadBuiltinTrace(n));
+    if (spec.startsWith('builtin:')) return [loadBuiltinTrace(spec.slice('builtin:'.length))];
+    let text: string;
+    try {
+      text = readFileSync(spec, 'utf8');
+    } catch (err) {
+      throw new CliError(`cannot read trace ${spec}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    return [parseTrace(text, spec)];
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if (err instanceof TraceError) throw new CliError(err.message);
+    throw new CliError((err as Error).message.split('\n')[0]!);
+  }
+}
+
+function parsePolicies(raw: string | undefined): PolicyName[] {
+  if (raw === undefined) return [...POLICY_NAMES];
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new UsageError('simulate: --policy needs at least one policy');
+  for (const n of names) {
+    if (!(POLICY_NAMES as readonly string[]).includes(n)) throw new UsageError(`simulate: unknown policy "${n}" (one of ${POLICY_NAMES.join(', ')})`);
+  }
+  return [...new Set(names)] as PolicyName[];
+}
+
+function parseSeed(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) throw new UsageError(`simulate: --seed must be an integer in [0, 4294967295], got "${raw}"`);
+  return Number(raw);
+}
+
+/** A one-line progress bar on stderr, only when stderr is a terminal. */
+function progressBar(total: number): { update(i: number, label: string, fraction: number): void; done(): void } {
+  const tty = process.stderr.isTTY === true;
+  let lastDraw = 0;
+  return {
+    update(i, label, fraction) {
+      if (!tty) return;
+      const now = Date.now();
+      if (now - lastDraw < 80 && fraction < 1) return;
+      lastDraw = now;
+      const overall = (i + fraction) / total;
+      const width = 30;
+      const filled = Math.round(overall * width);
+      process.stderr.write(`\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(overall * 100).toFixed(0).padStart(3)}% ${label}`.padEnd(80));
+    },
+    done() {
+      if (tty) process.stderr.write(`\r${' '.repeat(80)}\r`);
+    },
+  };
+}
+
+export const simulateCommand: Command = {
+  name: 'simulate',
+  summary: 'replay a workload trace through a simulated cluster and compare autoscaling policies',
+  usage,
+  options: {
+    trace: { type: 'string' },
+    policy: { type: 'string' },
+    seed: { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(values) {
+    const spec = values.trace as string | undefined;
+    if (!spec) throw new UsageError('simulate: --trace is required (a file, builtin:NAME or builtin:all)');
+    const policies = parsePolicies(values.policy as string | undefined);
+    const seed = parseSeed(values.seed as string | undefined);
+    const traces = loadTraces(spec);
+    const jobs = traces.length * policies.length;
+    const bar = progressBar(jobs);
+    const results: TraceResult[] = [];
+    let done = 0;
+    const wall = performance.now();
+    try {
+      for (const trace of traces) {
+        const base = done;
+        results.push(await runTrace(trace, {
+          seed,
+          policies: policies.map((name) => ({ name, factory: POLICY_FACTORIES[name] })),
+          buildSnapshot: simulationSnapshot,
+          onProgress: (policy, fraction) => bar.update(base + policies.indexOf(policy), `${trace.name}/${policy}`, fraction),
+        }));
+        done += policies.length;
+      }
+    } catch (err) {
+      bar.done();
+      throw new CliError(`simulation failed: ${(err as Error).message.split('\n')[0]}`);
+    }
+    bar.done();
+    const seconds = (performance.now() - wall) / 1000;
+
+    let reportPath: string | undefined;
+    if (values.out) {
+      const dir = resolve(values.out as string);
+      try {
+        mkdirSync(dir, { recursive: true });
+        reportPath = resolve(dir, 'report.html');
+        writeFileSync(reportPath, renderReport(results, new Date().toISOString()));
+      } catch (err) {
+        throw new CliError(`cannot write report to ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+    }
+    if (values.json) {
+      const out = spec === 'builtin:all' ? results.map(summaryJson) : summaryJson(results[0]!);
+      process.stdout.write(`${JSON.stringify(out)}\n`);
+      if (reportPath) process.stderr.write(`report: ${reportPath}\n`);
+      return 0;
+    }
+    console.log(formatTable(results));
+    console.log(`\nsimulated ${traces.length} trace(s) x ${policies.length} polic${policies.length === 1 ? 'y' : 'ies'} (seed ${seed}) in ${seconds.toFixed(1)} s`);
+    if (reportPath) console.log(`report: ${reportPath}`);
+    return 0;
+  },
+};

@@ -1,0 +1,130 @@
+import type { ClusterSnapshot } from '../../cluster/snapshot.js';
+import type { Plan } from '../../packing/plan.js';
+import { CPU, MEMORY, type Resources, addInto } from '../../scheduling/resources.js';
+import type { SimNode } from '../model.js';
+import type { Policy, PolicyContext, PolicyFactory } from '../policy.js';
+
+export interface PeriodicOptions {
+  /** The estimator: first-fit-decreasing, as Cluster Autoscaler's binpacking estimator. */
+  pack: (snapshot: ClusterSnapshot) => Plan;
+  scanIntervalMs?: number;
+  /** A node under this utilization (max of cpu and memory requests / allocatable) is unneeded. */
+  utilizationThreshold?: number;
+  scaleDownUnneededMs?: number;
+  /** No scale-down this long after a scale-up (--scale-down-delay-after-add). */
+  scaleDownDelayAfterAddMs?: number;
+  /** Empty nodes removed at once per loop (--max-empty-bulk-delete). */
+  maxEmptyBulkDelete?: number;
+}
+
+/**
+ * Like Cluster Autoscaler: every 10 s, if pods are Unschedulable, estimate for
+ * each group how many nodes would help them (FFD over that group alone), and
+ * scale the ONE group whose new nodes would waste the least cpu + memory (the
+ * least-waste expander). Nodes under 50% utilization for 10 minutes are removed
+ * when their pods fit elsewhere (checked with the simulated scheduler's filter):
+ * empty ones in bulk, others one per loop.
+ */
+export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
+  const scan = opts.scanIntervalMs ?? 10_000;
+  const threshold = opts.utilizationThreshold ?? 0.5;
+  const unneededFor = opts.scaleDownUnneededMs ?? 600_000;
+  const delayAfterAdd = opts.scaleDownDelayAfterAddMs ?? 600_000;
+  const bulk = opts.maxEmptyBulkDelete ?? 10;
+  return (ctx: PolicyContext): Policy => {
+    const { cluster, clock } = ctx;
+    const unneededSince = new Map<string, number>();
+    let lastScaleUp = -Infinity;
+    let cancel: () => void = () => {};
+
+    const scaleUp = async (): Promise<boolean> => {
+      if (cluster.unschedulableCount === 0) return false;
+      const snapshot = ctx.snapshot();
+      if (snapshot.pendingPods.length === 0) return false;
+      let best: { waste: number; price: number; id: string; from: number; to: number; ref: { kind: Plan['scaleUps'][number]['kind']; namespace: string; name: string } } | undefined;
+      for (const g of snapshot.groups) {
+        if (g.replicas >= g.maxSize) continue;
+        const plan = opts.pack({ ...snapshot, groups: [g] });
+        const up = plan.scaleUps.find((s) => s.kind === g.kind && s.namespace === g.namespace && s.name === g.name);
+        if (!up || up.to <= up.from) continue;
+        const requested: Resources = {};
+        const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
+        for (const pl of plan.placements) {
+          if (!('group' in pl) || pl.group !== g.id) continue;
+          const pod = byKey.get(pl.pod);
+          if (pod) addInto(requested, pod.requests);
+        }
+        const n = up.to - up.from;
+        const wasted = (r: string) => {
+          const alloc = (g.template.allocatable[r] ?? 0) * n;
+          return alloc > 0 ? (alloc - (requested[r] ?? 0)) / alloc : 0;
+        };
+        const waste = wasted(CPU) + wasted(MEMORY);
+        const price = g.pricePerHour * n;
+        if (!best || waste < best.waste - 1e-9 || (Math.abs(waste - best.waste) <= 1e-9 && (price < best.price || (price === best.price && g.id < best.id)))) {
+          best = { waste, price, id: g.id, from: up.from, to: up.to, ref: { kind: g.kind, namespace: g.namespace, name: g.name } };
+        }
+      }
+      if (!best) return false;
+      const r = await cluster.scaleTo(best.ref, best.from, best.to, 'periodic: least-waste scale-up');
+      if (r.written) lastScaleUp = clock.now();
+      return r.written;
+    };
+
+    const utilization = (n: SimNode) => Math.max(
+      (n.requested[CPU] ?? 0) / (n.allocatable[CPU] || Infinity),
+      (n.requested[MEMORY] ?? 0) / (n.allocatable[MEMORY] || Infinity),
+    );
+
+    /** Whether every pod on `node` passes the filter on some other node, with earlier moves reserved. */
+    const podsFitElsewhere = (node: SimNode, excluded: Set<SimNode>): boolean => {
+      const reserved = new Map<SimNode, Resources>();
+      const others = [...cluster.readyNodes()].filter((o) => o !== node && !excluded.has(o));
+      for (const pod of node.pods) {
+        const target = others.find((o) => ctx.scheduler.feasible(pod, o, reserved.get(o)));
+        if (!target) return false;
+        const r = reserved.get(target) ?? {};
+        addInto(r, pod.scheduling.requests);
+        reserved.set(target, r);
+      }
+      return true;
+    };
+
+    const scaleDown = async () => {
+      const now = clock.now();
+      const candidates: SimNode[] = [];
+      const live = new Set<string>();
+      for (const n of cluster.readyNodes()) {
+        live.add(n.name);
+        if (utilization(n) >= threshold) {
+          unneededSince.delete(n.name);
+          continue;
+        }
+        const since = unneededSince.get(n.name) ?? now;
+        unneededSince.set(n.name, since);
+        if (now - since >= unneededFor) candidates.push(n);
+      }
+      for (const name of unneededSince.keys()) if (!live.has(name)) unneededSince.delete(name);
+      if (now - lastScaleUp < delayAfterAdd || candidates.length === 0) return;
+      const deleting = new Set<SimNode>();
+      for (const n of candidates) {
+        if (n.pods.size > 0 || deleting.size >= bulk) continue;
+        const r = await cluster.deleteMachine(n.group.ref, { namespace: n.group.ref.namespace, name: n.machine.name, nodeName: n.name }, 'periodic: empty');
+        if (r.written) deleting.add(n);
+      }
+      if (deleting.size > 0) return;
+      for (const n of candidates) {
+        if (n.pods.size === 0 || !podsFitElsewhere(n, deleting)) continue;
+        const r = await cluster.deleteMachine(n.group.ref, { namespace: n.group.ref.namespace, name: n.machine.name, nodeName: n.name }, 'periodic: underutilized');
+        if (r.written) return;
+      }
+    };
+
+    const loop = async () => {
+      if (!(await scaleUp())) await scaleDown();
+      cancel = clock.setTimer(scan, () => void loop());
+    };
+    cancel = clock.setTimer(scan, () => void loop());
+    return { stop: () => cancel() };
+  };
+}
