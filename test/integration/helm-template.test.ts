@@ -167,21 +167,24 @@ describe('helm chart charts/headroom (real helm)', function () {
       const tlsVolume = pod.volumes!.find((v) => v.name === tlsMount.name)!;
       const secret = onlyOne<V1Secret>(objects, 'Secret');
       expect(tlsVolume.secret!.secretName).to.equal(secret.metadata.name);
-      expect(c.args).to.include('--tls-dir=/etc/headroom/tls');
     });
 
-    it('probes /healthz and /readyz over HTTPS on the serving port', () => {
+    it('probes /healthz and /readyz on the metrics port the controller listens on', () => {
       const c = deploy.spec!.template.spec!.containers[0]!;
-      const port = c.ports!.find((p) => p.name === 'https')!;
-      expect(port.containerPort).to.equal(8443);
-      expect(c.livenessProbe!.httpGet).to.deep.include({ path: '/healthz', port: 'https', scheme: 'HTTPS' });
-      expect(c.readinessProbe!.httpGet).to.deep.include({ path: '/readyz', port: 'https', scheme: 'HTTPS' });
+      const ports = Object.fromEntries(c.ports!.map((p) => [p.name, p.containerPort]));
+      expect(ports).to.deep.equal({ https: 8443, metrics: 8080 });
+      expect(c.livenessProbe!.httpGet).to.deep.include({ path: '/healthz', port: 'metrics', scheme: 'HTTP' });
+      expect(c.readinessProbe!.httpGet).to.deep.include({ path: '/readyz', port: 'metrics', scheme: 'HTTP' });
+      expect(c.args).to.include('--metrics-address=0.0.0.0:8080');
     });
 
     it('exposes the pods on Service port 443, and the PDB and Service select exactly these pods', () => {
       const svc = onlyOne<V1Service>(objects, 'Service');
       const podLabels = deploy.spec!.template.metadata!.labels!;
-      expect(svc.spec!.ports).to.deep.equal([{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }]);
+      expect(svc.spec!.ports).to.deep.equal([
+        { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' },
+        { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
+      ]);
       for (const [k, v] of Object.entries(svc.spec!.selector!)) expect(podLabels[k], k).to.equal(v);
       const pdb = onlyOne<V1PodDisruptionBudget>(objects, 'PodDisruptionBudget');
       expect(pdb.spec!.maxUnavailable).to.equal(1);

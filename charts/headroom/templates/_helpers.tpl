@@ -130,12 +130,12 @@ upgrade the existing Secret is looked up and reused, so certificates do not chur
 {{- end }}
 
 {{/*
-Arguments of `headroom controller`. Keep in step with src/cli/controller.ts.
+Arguments of `headroom controller`: every flag here must exist in src/cli/controller.ts
+(test/integration/helm-template.test.ts parses them with the real CLI).
 */}}
 {{- define "headroom.controllerArgs" -}}
 - controller
-- --port={{ .Values.server.port }}
-- --tls-dir={{ .Values.tls.mountPath }}
+- --metrics-address=0.0.0.0:{{ .Values.metrics.port }}
 {{- if .Values.controller.leaderElect }}
 - --leader-elect
 - --leader-election-namespace=$(POD_NAMESPACE)
@@ -144,11 +144,14 @@ Arguments of `headroom controller`. Keep in step with src/cli/controller.ts.
 {{- if .Values.managementCluster.kubeconfigSecret.name }}
 - --management-kubeconfig=/etc/headroom/management/kubeconfig
 {{- end }}
-{{- with .Values.controller.nodeGroupAutoDiscovery }}
+{{- range .Values.controller.nodeGroupAutoDiscovery }}
 - --node-group-auto-discovery={{ . }}
 {{- end }}
 {{- if .Values.controller.dryRun }}
 - --dry-run
+{{- end }}
+{{- with .Values.server.args }}
+{{ toYaml . }}
 {{- end }}
 {{- with .Values.controller.extraArgs }}
 {{ toYaml . }}
