@@ -105,7 +105,10 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   for (const node of objects.nodes) {
     const name = node.metadata?.name;
     if (!name) continue;
-    const allocatable = guard(() => nodeAllocatable(node));
+    const allocatable = guard(() => {
+      checkStringMap(node.metadata?.labels, 'Node', '', name, 'metadata.labels');
+      return nodeAllocatable(node);
+    });
     if (!allocatable) continue;
     const machine = map.machineOfNode.get(name);
     const sn: SnapshotNode = {
@@ -222,12 +225,27 @@ function withObjectContext<T>(kind: string, namespace: string, name: string, fie
   }
 }
 
+/**
+ * Label-like maps must hold strings: YAML turns unquoted `true` or `1` into other
+ * types, which the apiserver would reject and which would silently never match.
+ */
+function checkStringMap(map: Record<string, unknown> | undefined, kind: string, namespace: string, name: string, field: string): void {
+  if (!map) return;
+  for (const k in map) {
+    if (typeof map[k] !== 'string') {
+      throw new ObjectValidationError(kind, namespace, name, `${field}.${k}`, `must be a string, got ${JSON.stringify(map[k])} (quote it in YAML)`);
+    }
+  }
+}
+
 function schedulingPodOf(pod: V1Pod): SchedulingPod {
+  const ns = pod.metadata?.namespace || 'default';
+  checkStringMap(pod.metadata?.labels, 'Pod', ns, pod.metadata?.name ?? '', 'metadata.labels');
+  checkStringMap(pod.spec?.nodeSelector, 'Pod', ns, pod.metadata?.name ?? '', 'spec.nodeSelector');
   try {
     return toSchedulingPod(pod);
   } catch (err) {
     if (!(err instanceof QuantityError)) throw err;
-    const ns = pod.metadata?.namespace || 'default';
     throw new ObjectValidationError('Pod', ns, pod.metadata?.name ?? '', quantityField(pod, err.input), err.message);
   }
 }

@@ -113,6 +113,13 @@ spec: {clusterName: c, template: {spec: {}}}
       expect(() => buildSnapshot(o)).to.throw(ObjectValidationError, 'Node n: status.allocatable.cpu: invalid quantity "lots"');
     });
 
+    it('rejects non-string labels and nodeSelector values (unquoted YAML)', () => {
+      expect(() => buildSnapshot(loadObjects('apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeSelector: {gpu: true}, containers: []}\n')))
+        .to.throw(ObjectValidationError, 'Pod default/p: spec.nodeSelector.gpu: must be a string, got true (quote it in YAML)');
+      expect(() => buildSnapshot(loadObjects('apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {tier: 1}}\n')))
+        .to.throw(ObjectValidationError, 'Node n: metadata.labels.tier: must be a string, got 1');
+    });
+
     it('warns about a managed group with no known shape and leaves it out', () => {
       const issues: SnapshotIssue[] = [];
       const s = buildSnapshot(loadObjects(`apiVersion: cluster.x-k8s.io/v1beta1
