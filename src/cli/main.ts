@@ -2,6 +2,7 @@ import { type Command, CliError, UsageError, parseCommandArgs } from './command.
 
 /** Subcommands, loaded lazily so `headroom plan` does not pay for the controller's imports. */
 const commands: Record<string, () => Promise<Command>> = {
+  plan: async () => (await import('./plan.js')).planCommand,
   controller: async () => (await import('./controller.js')).controllerCommand,
   simulate: async () => (await import('./simulate.js')).simulateCommand,
 };

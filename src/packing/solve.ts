@@ -155,8 +155,8 @@ class CostAwarePacker {
     let s = 1;
     for (const k in this.st.remainingDemand) {
       const d = this.st.remainingDemand[k]!;
-      if (d <= 0) continue;
-      const f = (cap[k] ?? 0) / d;
+      if (d <= 0 || !cap[k]) continue;
+      const f = cap[k] / d;
       if (f < s) s = f;
     }
     return s;
@@ -240,7 +240,10 @@ class CostAwarePacker {
       const cap = g.capacity;
       let u = 1;
       for (let i = 0; i < keys.length; i++) {
-        const f = (cap[keys[i]!] ?? 0) / slice[i]!;
+        // A resource the group lacks (a GPU) belongs to demand that cannot go there: it does not count.
+        const c = cap[keys[i]!] ?? 0;
+        if (c <= 0) continue;
+        const f = c / slice[i]!;
         if (f < u) u = f;
       }
       if (u <= 0) continue;
