@@ -17,7 +17,8 @@ export interface DemandRecord {
   source: DemandSource;
   /** Milliseconds since the epoch, from the caller's clock. */
   observedAt: number;
-  pod: SchedulingPod;
+  /** May be a memoised getter: producers on the hot path leave the conversion to the reader. */
+  readonly pod: SchedulingPod;
   /** metadata.generateName when the pod has no name yet. */
   generateName?: string;
   /** The admission request uid (webhook) for tracing. */

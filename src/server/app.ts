@@ -1,3 +1,4 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { httpRequestDuration, httpRequests, registry } from './metrics.js';
 
@@ -31,6 +32,113 @@ export interface AppOptions {
 }
 
 const OTHER_ENDPOINT = 'other';
+
+/**
+ * The request listener to serve: POSTs to the JSON routes (the webhook and the
+ * extender, called for every pod) take a direct path that reads, parses and answers
+ * without express's middleware stack, which costs more than the handlers themselves;
+ * everything else (health, metrics, 404, 405) goes to the express app. Both paths give
+ * the same answers: 400 for malformed JSON or a missing body, 413 over the body limit.
+ */
+export function createHandler(opts: AppOptions): RequestListener {
+  const app = createApp(opts);
+  const logError = opts.logError ?? ((m: string) => console.error(m));
+  const limit = opts.bodyLimitBytes ?? BODY_LIMIT_BYTES;
+  const routes = new Map(opts.routes.map((r) => [r.path, r]));
+  const metrics = boundMetrics();
+  return (req, res) => {
+    // kube-apiserver calls webhooks with `?timeout=...`: route on the path alone.
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const route = req.method === 'POST' ? routes.get(q < 0 ? url : url.slice(0, q)) : undefined;
+    if (!route) {
+      app(req, res);
+      return;
+    }
+    const start = process.hrtime.bigint();
+    res.once('finish', () => {
+      metrics.duration(route.path).observe(Number(process.hrtime.bigint() - start) / 1e9);
+      metrics.count(route.path, res.statusCode).inc();
+    });
+    readBody(req, limit, (err, body) => {
+      if (err) return sendJson(res, err.status, { message: err.message }, err.status === 413);
+      let parsed: unknown;
+      try {
+        if (body!.length === 0) throw new HttpError(400, 'request body is required');
+        parsed = JSON.parse(body!.toString('utf8'));
+      } catch (e) {
+        const message = e instanceof HttpError ? e.message : `malformed JSON: ${firstLine((e as Error).message)}`;
+        return sendJson(res, 400, { message });
+      }
+      let reply: unknown;
+      try {
+        reply = route.handle(parsed);
+      } catch (e) {
+        const { status, message } = describeError(e);
+        if (status >= 500) logError(`POST ${route.path}: ${message}`);
+        return sendJson(res, status, { message });
+      }
+      sendJson(res, 200, reply);
+    });
+  };
+}
+
+/** Label lookups cached per endpoint and code: prom-client hashes labels on every call otherwise. */
+function boundMetrics() {
+  const durations = new Map<string, ReturnType<typeof httpRequestDuration.labels>>();
+  const counts = new Map<string, ReturnType<typeof httpRequests.labels>>();
+  return {
+    duration(endpoint: string) {
+      let h = durations.get(endpoint);
+      if (!h) durations.set(endpoint, (h = httpRequestDuration.labels({ endpoint })));
+      return h;
+    },
+    count(endpoint: string, code: number) {
+      const key = `${endpoint} ${code}`;
+      let c = counts.get(key);
+      if (!c) counts.set(key, (c = httpRequests.labels({ endpoint, code: String(code) })));
+      return c;
+    },
+  };
+}
+
+/** Reads the whole body up to `limit` bytes; 413 past it (checked early from content-length). */
+function readBody(req: IncomingMessage, limit: number, done: (err: HttpError | undefined, body?: Buffer) => void): void {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    req.resume();
+    return done(new HttpError(413, `request body exceeds ${limit} bytes`));
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (err?: HttpError) => {
+    if (finished) return;
+    finished = true;
+    done(err, err ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  };
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > limit) {
+      chunks.length = 0;
+      return finish(new HttpError(413, `request body exceeds ${limit} bytes`));
+    }
+    chunks.push(chunk);
+  });
+  req.on('end', () => finish());
+  req.on('error', () => finish(new HttpError(400, 'request body could not be read')));
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
+  // After refusing a body we did not read, the connection cannot carry another request.
+  if (close) headers.connection = 'close';
+  res.writeHead(status, headers);
+  res.end(text);
+}
 
 /**
  * The express app behind the webhook, extender, health and metrics endpoints. Every

@@ -3,7 +3,7 @@ import { extenderRoutes } from '../extender/routes.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import { mutatePodsRoute } from '../webhook/mutate-pods.js';
-import { createApp } from './app.js';
+import { createHandler } from './app.js';
 import { listen, type RunningServer } from './listen.js';
 import { readTlsDir, watchTlsDir, type TlsMaterial, type WatchOptions } from './tls.js';
 
@@ -25,7 +25,7 @@ export interface HeadroomServerOptions {
 /** The webhook, the extender, health and metrics on one TLS listener. */
 export async function startHeadroomServer(opts: HeadroomServerOptions): Promise<RunningServer> {
   const logError = opts.logError ?? ((m: string) => console.error(m));
-  const app = createApp({
+  const app = createHandler({
     ready: opts.ready,
     logError,
     routes: [

@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import type { SchedulingPod } from '../cluster/snapshot.js';
 import { Counter } from 'prom-client';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import type { Clock } from '../provisioning/clock.js';
@@ -31,13 +32,14 @@ export interface MutatePodsOptions {
  */
 export function mutatePodsRoute(opts: MutatePodsOptions): JsonRoute {
   const logError = opts.logError ?? ((m: string) => console.error(m));
+  const demand = deferredDemand(opts.intake, logError);
   return {
     path: MUTATE_PODS_PATH,
     handle(body: unknown): AdmissionReview {
       const request = parseAdmissionReview(body);
       const operation = request.operation ?? 'UNKNOWN';
       try {
-        const response = review(request, opts);
+        const response = review(request, opts.clock, demand);
         reviews.inc({ operation, outcome: response.patch ? 'patched' : 'unchanged' });
         return admissionReviewResponse(response);
       } catch (err) {
@@ -49,18 +51,18 @@ export function mutatePodsRoute(opts: MutatePodsOptions): JsonRoute {
   };
 }
 
-function review(request: AdmissionRequest, opts: MutatePodsOptions): AdmissionResponse {
+function review(request: AdmissionRequest, clock: Clock, demand: (request: AdmissionRequest, now: number) => void): AdmissionResponse {
   const response: AdmissionResponse = { uid: request.uid, allowed: true };
   if (request.operation !== 'CREATE' || !isPodRequest(request) || request.subResource) return response;
   if (typeof request.object !== 'object' || request.object === null) return response;
-  const now = opts.clock.now();
+  const now = clock.now();
   const patch = firstSeenPatch(request.object, new Date(now));
   if (patch.length === 0) return response;
   response.patchType = 'JSONPatch';
   response.patch = Buffer.from(JSON.stringify(patch)).toString('base64');
   // Only a first sighting is demand (a stamped pod was recorded already); a dry run
   // creates nothing, so it records nothing.
-  if (!request.dryRun) recordDemand(request, now, opts.intake);
+  if (!request.dryRun) demand(request, now);
   return response;
 }
 
@@ -71,16 +73,52 @@ function isPodRequest(request: AdmissionRequest): boolean {
   return !!k && k.group === '' && k.kind === 'Pod';
 }
 
+/**
+ * Demand is recorded after the response is written (in one batch on the next turn of
+ * the event loop), so intake listeners never add to the review's latency.
+ */
+function deferredDemand(intake: DemandIntake, logError: (m: string) => void): (request: AdmissionRequest, now: number) => void {
+  let pending: { request: AdmissionRequest; now: number }[] = [];
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    for (const { request, now } of batch) {
+      try {
+        recordDemand(request, now, intake);
+      } catch (err) {
+        logError(`mutate pods: demand of review ${request.uid} not recorded: ${(err as Error).message}`);
+      }
+    }
+  };
+  return (request, now) => {
+    if (pending.push({ request, now }) === 1) setImmediate(flush);
+  };
+}
+
 function recordDemand(request: AdmissionRequest, now: number, intake: DemandIntake): void {
   const object = request.object as V1Pod;
-  // On CREATE the namespace is in the request; the object may not carry it yet.
-  const pod: V1Pod = { ...object, metadata: { ...object.metadata, namespace: object.metadata?.namespace || request.namespace || 'default' } };
+  const meta = object.metadata ?? {};
+  // On CREATE the namespace is in the request; the object may not carry it yet. Keep
+  // only what the scheduling view reads (not managedFields or annotations).
+  const pod: V1Pod = {
+    metadata: {
+      name: meta.name, generateName: meta.generateName, uid: meta.uid, labels: meta.labels, ownerReferences: meta.ownerReferences,
+      namespace: meta.namespace || request.namespace || 'default',
+    },
+    spec: object.spec,
+    status: object.status,
+  };
   if (!isDemand(pod)) return;
-  const generateName = pod.metadata?.name ? undefined : pod.metadata?.generateName;
+  const generateName = meta.name ? undefined : meta.generateName;
+  let view: SchedulingPod | undefined;
   intake.record({
     source: 'webhook',
     observedAt: now,
-    pod: toSchedulingPod(pod),
+    // Computed on first read: the consumer (batcher, predictor) pays for the requests and
+    // equivalence hash, and only for the records it looks at.
+    get pod() {
+      return (view ??= toSchedulingPod(pod));
+    },
     ...(generateName ? { generateName } : {}),
     requestUid: request.uid,
   });

@@ -95,6 +95,31 @@ describe('server app (plain HTTP on loopback)', () => {
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });
 
+  it('routes on the path alone (kube-apiserver adds ?timeout=)', async () => {
+    const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u2' } });
+    const res = await post('/mutate/pods?timeout=10s', review);
+    expect(res.status).to.equal(200);
+    expect((await body(res)).response.uid).to.equal('u2');
+  });
+
+  it('answers a streamed (chunked) body over 10 MiB with 413', async () => {
+    const chunk = new Uint8Array(1024 * 1024).fill(0x20);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 11) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const res = await fetch(`${server.url}/scheduler/filter`, {
+      method: 'POST', body: stream, headers: { 'content-type': 'application/json' }, duplex: 'half',
+    } as RequestInit).catch((e: Error) => e);
+    // The server answers 413 and closes; a client still uploading may see the reset instead.
+    if (res instanceof Error) expect(res.message).to.match(/fetch failed|socket|reset/i);
+    else expect(res.status).to.equal(413);
+    expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
+  });
+
   it('accepts a body just under 10 MiB', async () => {
     const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', pad: '' } });
     const padded = review.replace('"pad":""', `"pad":"${'x'.repeat(10 * 1024 * 1024 - review.length - 16)}"`);

@@ -7,6 +7,8 @@ import { FIRST_SEEN_ANNOTATION, firstSeenOf } from '../../../src/webhook/first-s
 import { mutatePodsRoute } from '../../../src/webhook/mutate-pods.js';
 import type { AdmissionReview } from '../../../src/webhook/admission-review.js';
 
+/** Demand is recorded after the response, on the next turn of the event loop. */
+const tick = () => new Promise((r) => setImmediate(r));
 const NOW = Date.UTC(2026, 10, 30, 1, 2, 3, 456);
 const clock = { now: () => NOW, setTimer: () => () => undefined };
 
@@ -69,17 +71,19 @@ describe('POST /mutate/pods', () => {
     expect(firstSeenOf(patched)!.getTime()).to.equal(NOW);
   });
 
-  it('is idempotent: a stamped pod gets no patch and is not recorded again', () => {
+  it('is idempotent: a stamped pod gets no patch and is not recorded again', async () => {
     const first = route.handle(review(pod())) as AdmissionReview;
     const stamped = fastJsonPatch.applyPatch(pod(), decodePatch(first)).newDocument;
     const second = route.handle(review(stamped)) as AdmissionReview;
     expect(second.response).to.deep.equal({ uid: '705ab4f5-6393-11e8-b7cc-42010a800002', allowed: true });
+    await tick();
     expect(intake.size).to.equal(1);
   });
 
-  it('records the shape and owner of a not-yet-named pod as demand', () => {
+  it('records the shape and owner of a not-yet-named pod as demand', async () => {
     const p = pod({ ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d4b9c', uid: 'rs-uid', controller: true }] });
     route.handle(review(p));
+    await tick();
     const [rec] = intake.drain();
     expect(rec!.source).to.equal('webhook');
     expect(rec!.observedAt).to.equal(NOW);
@@ -90,20 +94,22 @@ describe('POST /mutate/pods', () => {
     expect(rec!.pod.requests).to.include({ cpu: 250, memory: 64 * 1024 * 1024, pods: 1 });
   });
 
-  it('answers a dryRun with the same patch but records nothing', () => {
+  it('answers a dryRun with the same patch but records nothing', async () => {
     const out = route.handle(review(pod(), { dryRun: true })) as AdmissionReview;
     expect(decodePatch(out)).to.have.length(1);
+    await tick();
     expect(intake.size).to.equal(0);
   });
 
-  it('does not record pods that are not demand (bound, DaemonSet, gated)', () => {
+  it('does not record pods that are not demand (bound, DaemonSet, gated)', async () => {
     route.handle(review(pod({}, { nodeName: 'n1' })));
     route.handle(review(pod({ ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: 'x', controller: true }] })));
     route.handle(review(pod({}, { schedulingGates: [{ name: 'wait' }] })));
+    await tick();
     expect(intake.size).to.equal(0);
   });
 
-  it('allows without patch for UPDATE, other resources and subresources', () => {
+  it('allows without patch for UPDATE, other resources and subresources', async () => {
     for (const extra of [
       { operation: 'UPDATE' },
       { resource: { group: 'apps', version: 'v1', resource: 'deployments' } },
@@ -112,6 +118,7 @@ describe('POST /mutate/pods', () => {
       const out = route.handle(review(pod(), extra)) as AdmissionReview;
       expect(out.response, JSON.stringify(extra)).to.deep.equal({ uid: '705ab4f5-6393-11e8-b7cc-42010a800002', allowed: true });
     }
+    await tick();
     expect(intake.size).to.equal(0);
   });
 
