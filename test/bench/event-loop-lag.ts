@@ -1,0 +1,37 @@
+/**
+ * Main-thread event-loop delay (perf_hooks.monitorEventLoopDelay) while one large
+ * solve runs in-process, and while the same solve runs on the piscina pool.
+ * Prints one JSON line. Usage: node --import tsx test/bench/event-loop-lag.ts --pods N
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { SolverPool } from '../../src/packing/solver-pool.js';
+import { solve } from '../../src/packing/solve.js';
+import { benchSnapshot } from './workload.js';
+
+const { values } = parseArgs({ options: { pods: { type: 'string' } } });
+const pods = Number(values.pods ?? 20000);
+const snapshot = benchSnapshot(pods, 'mixed');
+
+async function measure(run: () => Promise<unknown>): Promise<{ maxMs: number; p99Ms: number; meanMs: number; solveMs: number }> {
+  // A ticking timer stands in for HTTP handlers waiting for their turn.
+  const tick = setInterval(() => {}, 5);
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  await new Promise((r) => setTimeout(r, 50));
+  h.enable();
+  const t0 = performance.now();
+  await run();
+  const solveMs = performance.now() - t0;
+  await new Promise((r) => setTimeout(r, 20));
+  h.disable();
+  clearInterval(tick);
+  return { maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6, meanMs: h.mean / 1e6, solveMs };
+}
+
+const pool = new SolverPool().start(1);
+await pool.solve(benchSnapshot(300, 'mixed', 7)); // worker started and warm
+solve(benchSnapshot(300, 'mixed', 7));
+const inProcess = await measure(async () => solve(snapshot));
+const onPool = await measure(() => pool.solve(snapshot));
+await pool.destroy();
+process.stdout.write(`${JSON.stringify({ pods, inProcess, pool: onPool })}\n`);

@@ -1,0 +1,80 @@
+/**
+ * `npm run bench [-- --json] [-- --sizes 1000,5000]`: Headroom's packer against a
+ * Karpenter-style first-fit-decreasing baseline on Karpenter's benchmark inputs
+ * (see workload.ts). Each measurement runs in a child process of its own so peak
+ * RSS is per solver; figures are from one run after a JIT warm-up.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { benchSnapshot, lowerBound, type Mix } from './workload.js';
+
+const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, sizes: { type: 'string' }, 'no-lag': { type: 'boolean', default: false } } });
+const sizes = (values.sizes ?? '1000,5000,10000,20000').split(',').map((s) => Number(s.trim()));
+if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
+  console.error('bench: --sizes takes positive integers, e.g. --sizes 1000,5000');
+  process.exit(2);
+}
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const log = (msg: string) => { if (!values.json) console.error(msg); };
+
+interface Run { ms: number; cpuMs: number; podsPerSecond: number; cpuPodsPerSecond: number; nodes: number; costPerHour: number; unschedulable: number; peakRssMb: number }
+
+function child(script: string, args: string[]): string {
+  return execFileSync(process.execPath, ['--import', 'tsx', here(script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
+}
+
+function runOne(solver: string, mix: Mix, pods: number): Run {
+  return JSON.parse(child('./run-one.ts', ['--solver', solver, '--mix', mix, '--pods', String(pods)])) as Run;
+}
+
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const results: Array<{ solver: string; mix: Mix; pods: number; podsPerSecond: number; nodes: number; costPerHour: number; peakRssMb: number }> = [];
+const extra: Array<{ cpuPodsPerSecond: number; unschedulable: number }> = [];
+const lowerBounds = new Map<number, number>();
+for (const pods of sizes) {
+  for (const mix of ['mixed', 'plain'] as const) {
+    for (const solver of ['headroom', 'ffd']) {
+      log(`running ${solver} ${mix} ${pods} ...`);
+      const r = runOne(solver, mix, pods);
+      results.push({ solver, mix, pods, podsPerSecond: round(r.podsPerSecond, 0), nodes: r.nodes, costPerHour: round(r.costPerHour), peakRssMb: round(r.peakRssMb, 1) });
+      extra.push({ cpuPodsPerSecond: round(r.cpuPodsPerSecond, 0), unschedulable: r.unschedulable });
+    }
+  }
+  lowerBounds.set(pods, lowerBound(benchSnapshot(pods, 'plain')));
+}
+const plainSize = sizes.includes(10000) ? 10000 : Math.max(...sizes);
+const costOf = (solver: string) => results.find((r) => r.solver === solver && r.mix === 'plain' && r.pods === plainSize)!.costPerHour;
+const plain = { pods: plainSize, headroomCost: costOf('headroom'), ffdCost: costOf('ffd'), lowerBound: round(lowerBounds.get(plainSize)!) };
+
+let eventLoopLag: unknown;
+if (!values['no-lag']) {
+  const lagPods = sizes.includes(20000) ? 20000 : Math.max(...sizes);
+  log(`measuring event-loop lag during a ${lagPods}-pod solve ...`);
+  eventLoopLag = JSON.parse(child('./event-loop-lag.ts', ['--pods', String(lagPods)]));
+}
+
+if (values.json) {
+  console.log(JSON.stringify({ results, plain, eventLoopLag }));
+} else {
+  const rows = [['solver', 'mix', 'pods', 'pods/s', 'pods/s (cpu)', 'nodes', 'cost/h', 'vs ffd', 'peak RSS MB', 'unsched']];
+  results.forEach((r, i) => {
+    const base = results.find((x) => x.solver === 'ffd' && x.mix === r.mix && x.pods === r.pods)!;
+    rows.push([r.solver, r.mix, String(r.pods), String(r.podsPerSecond), String(extra[i]!.cpuPodsPerSecond), String(r.nodes),
+      r.costPerHour.toFixed(2), `${(r.costPerHour / base.costPerHour).toFixed(3)}x`, r.peakRssMb.toFixed(1), String(extra[i]!.unschedulable)]);
+  });
+  const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) console.log(r.map((c, i) => c.padStart(w[i]!)).join('  '));
+  console.log('');
+  for (const pods of sizes) {
+    const lb = lowerBounds.get(pods)!;
+    const h = results.find((r) => r.solver === 'headroom' && r.mix === 'plain' && r.pods === pods)!.costPerHour;
+    const f = results.find((r) => r.solver === 'ffd' && r.mix === 'plain' && r.pods === pods)!.costPerHour;
+    console.log(`plain ${pods}: lower bound ${lb.toFixed(2)}/h; headroom ${(h / lb).toFixed(4)}x, ffd ${(f / lb).toFixed(4)}x`);
+  }
+  if (eventLoopLag) {
+    const l = eventLoopLag as { pods: number; inProcess: { maxMs: number; p99Ms: number; solveMs: number }; pool: { maxMs: number; p99Ms: number; solveMs: number } };
+    console.log(`\nevent-loop lag during a ${l.pods}-pod solve (main thread): in-process max ${l.inProcess.maxMs.toFixed(1)} ms, p99 ${l.inProcess.p99Ms.toFixed(1)} ms (solve ${l.inProcess.solveMs.toFixed(0)} ms); ` +
+      `piscina pool max ${l.pool.maxMs.toFixed(1)} ms, p99 ${l.pool.p99Ms.toFixed(1)} ms (solve ${l.pool.solveMs.toFixed(0)} ms)`);
+  }
+}
