@@ -7,7 +7,7 @@ import {
 } from './discovery.js';
 import { Informer, type InformerOptions, type ResourcePath } from './informer.js';
 import type { ClusterObjects } from './objects.js';
-import type { ClusterStateSource } from './state.js';
+import type { ClusterStateSource, StateChange } from './state.js';
 import { NODEPOOL_GROUP, NODEPOOL_PLURAL, NODEPOOL_VERSION } from '../api/nodepool.js';
 
 /**
@@ -27,6 +27,12 @@ export interface ClusterCacheOptions {
   /** Node-group auto-discovery; empty = every group the management client can see. */
   discovery?: GroupDiscoverySpec[];
   informer?: InformerOptions;
+  /**
+   * Narrows the workload watches: pods (and PVCs) of one namespace, nodes by
+   * label. For several autoscalers sharing one cluster, e.g. tests on a shared
+   * control plane; production watches everything.
+   */
+  workloadScope?: { namespace?: string; nodeLabelSelector?: string };
   /** A watch that has shown no life for longer than this makes the cache unhealthy. Default 180 s. */
   maxStalenessMs?: number;
 }
@@ -37,7 +43,7 @@ const NODE_GROUP_PLURALS = ['machinedeployments', 'machinesets', 'machinepools']
 
 export class ClusterCache implements ClusterStateSource {
   private readonly informers: Array<{ kind: Kind; informer: Informer }> = [];
-  private readonly listeners = new Set<(kind: Kind) => void>();
+  private readonly listeners = new Set<(kind: Kind, change?: StateChange) => void>();
   private cached: ClusterObjects | undefined;
   capiVersion: CapiVersion | undefined;
   /** Resources that are optional and absent (e.g. no CapacityBuffer CRD). */
@@ -59,19 +65,21 @@ export class ClusterCache implements ClusterStateSource {
 
     const add = (kind: Kind, client: KubeClient, r: ResourcePath, filter?: (o: KubernetesObject) => boolean) => {
       const informer = new Informer(client, r, { ...this.opts.informer, ...(filter ? { filter } : {}) });
-      informer.onChange(() => {
+      informer.onChange((change) => {
         this.cached = undefined;
-        for (const fn of this.listeners) fn(kind);
+        for (const fn of this.listeners) fn(kind, change);
       });
       this.informers.push({ kind, informer });
     };
-    add('pods', workload, { group: '', version: 'v1', plural: 'pods' });
-    add('nodes', workload, { group: '', version: 'v1', plural: 'nodes' });
+    const scope = this.opts.workloadScope ?? {};
+    const podNs = scope.namespace ? { namespace: scope.namespace } : {};
+    add('pods', workload, { group: '', version: 'v1', plural: 'pods', ...podNs });
+    add('nodes', workload, { group: '', version: 'v1', plural: 'nodes', ...(scope.nodeLabelSelector ? { labelSelector: scope.nodeLabelSelector } : {}) });
     add('namespaces', workload, { group: '', version: 'v1', plural: 'namespaces' });
     add('daemonSets', workload, { group: 'apps', version: 'v1', plural: 'daemonsets' });
     add('podDisruptionBudgets', workload, { group: 'policy', version: 'v1', plural: 'poddisruptionbudgets' });
     add('persistentVolumes', workload, { group: '', version: 'v1', plural: 'persistentvolumes' });
-    add('persistentVolumeClaims', workload, { group: '', version: 'v1', plural: 'persistentvolumeclaims' });
+    add('persistentVolumeClaims', workload, { group: '', version: 'v1', plural: 'persistentvolumeclaims', ...podNs });
     add('storageClasses', workload, { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses' });
     for (const plural of NODE_GROUP_PLURALS) {
       add('nodeGroups', management, { group: CAPI_GROUP, version: this.capiVersion, plural, ...(capiNs ? { namespace: capiNs } : {}) }, groupFilter);
@@ -135,7 +143,7 @@ export class ClusterCache implements ClusterStateSource {
     return out;
   }
 
-  onChange(fn: (kind: Kind) => void): () => void {
+  onChange(fn: (kind: Kind, change?: StateChange) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }

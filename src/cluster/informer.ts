@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { KubeApiError, type KubeClient } from '../controller/kube-client.js';
+import type { StateChange } from './state.js';
 
 /**
  * A list+watch cache of one resource (a reflector, in client-go's terms), written
@@ -73,7 +74,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   private resourceVersion = '';
   private running = false;
   private abort: AbortController | undefined;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(change: StateChange) => void>();
   private synced = false;
   private wakeUp: (() => void) | undefined;
   /** Epoch ms when the cache was last known to be current; 0 before the first list. */
@@ -103,7 +104,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     return this.store.get(`${namespace ?? ''}/${name}`);
   }
 
-  onChange(fn: () => void): () => void {
+  onChange(fn: (change: StateChange) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }
@@ -129,11 +130,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  private changed(): void {
+  private changed(change: StateChange): void {
     this.cached = undefined;
     for (const fn of this.listeners) {
       try {
-        fn();
+        fn(change);
       } catch (err) {
         this.opts.onError?.(err);
       }
@@ -163,7 +164,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.stats.lists++;
     this.synced = true;
     this.lastFreshAt = Date.now();
-    this.changed();
+    this.changed({ type: 'RELIST' });
   }
 
   private applyEvent(type: string, obj: Record<string, unknown>): void {
@@ -185,12 +186,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const key = objectKey(o);
     if (type === 'DELETED' || !this.keep(o)) {
       if (!this.store.delete(key)) return;
+      this.changed({ type: 'DELETED', object: o });
     } else if (type === 'ADDED' || type === 'MODIFIED') {
+      const existed = this.store.has(key);
       this.store.set(key, slim(o as T));
-    } else {
-      return;
+      this.changed({ type: existed ? 'MODIFIED' : 'ADDED', object: o });
     }
-    this.changed();
   }
 
   /** One watch from the current resourceVersion, until the server ends it, it stalls, or it fails. */

@@ -1,4 +1,12 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClusterObjects } from './objects.js';
+
+/** What changed, when the source knows (informers do; a source may omit it). */
+export interface StateChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'RELIST';
+  /** The object after the change (before, for DELETED); absent for RELIST. */
+  object?: KubernetesObject;
+}
 
 /**
  * Where the controller reads the cluster from: an informer cache on a real
@@ -10,6 +18,9 @@ export interface ClusterStateSource {
   objects(): ClusterObjects;
   /** True once every watched kind has completed its initial list. */
   synced(): boolean;
-  /** Registers a callback for any change; returns an unsubscribe function. */
-  onChange(fn: (kind: keyof ClusterObjects) => void): () => void;
+  /**
+   * Registers a callback for any change; returns an unsubscribe function. `change`
+   * is optional: consumers must treat its absence as "something changed".
+   */
+  onChange(fn: (kind: keyof ClusterObjects, change?: StateChange) => void): () => void;
 }

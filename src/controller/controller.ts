@@ -45,6 +45,8 @@ export interface ControllerOptions {
   /** Demand from the webhook / extender, when they run in this process. */
   intake?: DemandIntake;
   informer?: InformerOptions;
+  /** See ClusterCacheOptions.workloadScope (shared clusters, tests). */
+  workloadScope?: { namespace?: string; nodeLabelSelector?: string };
   observeTimeoutMs?: number;
   onCycle?: (r: CycleReport) => void;
   log?: (msg: string) => void;
@@ -70,6 +72,7 @@ export class Controller {
     this.cache = new ClusterCache({
       workload: this.workloadClient, management: this.managementClient,
       discovery: opts.discovery ?? [],
+      ...(opts.workloadScope ? { workloadScope: opts.workloadScope } : {}),
       informer: { onError: (err) => this.log(`watch: ${(err as Error).message}`), ...opts.informer },
     });
   }

@@ -2,7 +2,7 @@ import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
 import { buildSnapshot, type SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterSnapshot, SchedulingPod } from '../cluster/snapshot.js';
-import type { ClusterStateSource } from '../cluster/state.js';
+import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import type { Plan } from '../packing/plan.js';
 import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import type { Clock } from './clock.js';
@@ -61,7 +61,27 @@ export interface ProvisionerDeps {
   ready?: () => boolean;
 }
 
-const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodes', 'nodeGroups', 'machines', 'nodePools', 'capacityBuffers']);
+const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodeGroups', 'nodePools', 'capacityBuffers']);
+
+/**
+ * Does this change open (or extend) a batch window? Like Karpenter, only new
+ * demand does: a pod that appears unbound, a new node group, a changed pool / buffer,
+ * or a relist. Pod updates (the scheduler marking pods unschedulable, status
+ * churn while a burst lands) would otherwise keep extending the idle window to
+ * its max; a pod that only becomes schedulable later is caught by the resync.
+ * A source that does not say what changed always triggers.
+ */
+export function isTrigger(kind: keyof ClusterObjects, change?: StateChange): boolean {
+  if (!KIND_TRIGGERS.has(kind)) return false;
+  if (!change || change.type === 'RELIST') return true;
+  if (kind === 'pods') {
+    const pod = change.object as { spec?: { nodeName?: string } } | undefined;
+    return change.type === 'ADDED' && !pod?.spec?.nodeName;
+  }
+  // Node groups churn status while nodes boot; only new or removed groups are news.
+  if (kind === 'nodeGroups') return change.type !== 'MODIFIED';
+  return true;
+}
 
 export class Provisioner {
   private readonly batcher: Batcher;
@@ -87,8 +107,8 @@ export class Provisioner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unsubscribe = this.deps.state.onChange((kind) => {
-      if (KIND_TRIGGERS.has(kind)) this.batcher.trigger();
+    this.unsubscribe = this.deps.state.onChange((kind, change) => {
+      if (isTrigger(kind, change)) this.batcher.trigger();
     });
     this.batcher.trigger();
     this.scheduleResync();

@@ -1,0 +1,266 @@
+import { expect } from 'chai';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import type { ControlPlane } from '../harness/control-plane.js';
+import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
+import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
+import { eventually } from '../harness/wait.js';
+import { sharedControlPlane } from './hooks.js';
+import { KubeClient } from '../../src/controller/kube-client.js';
+import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
+import { Informer } from '../../src/cluster/informer.js';
+import type { CycleReport } from '../../src/provisioning/provisioner.js';
+import type { UnstructuredObject } from '../../src/cluster/objects.js';
+import { machineDeployment, machinePool, pendingPod, type GroupOptions } from './controller-objects.js';
+
+/**
+ * `headroom controller` end to end on the real control plane: pending pods ->
+ * informers -> batch -> solve -> scale subresource; the machine fixture turns
+ * replicas into kwok Nodes; the real kube-scheduler binds the pods; kwok runs them.
+ * Each test uses its own namespace, and the controller watches only that
+ * namespace's pods and the fixture's Nodes of it (the cluster is shared).
+ */
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+
+describe('headroom controller on a real control plane', function () {
+  let cp: ControlPlane;
+  let kc: KubeConfig;
+  let client: KubeClient;
+
+  before(async function () {
+    this.timeout(180_000);
+    cp = await sharedControlPlane();
+    kc = cp.kubeConfig();
+    client = new KubeClient(kc);
+  });
+  after(() => client.close());
+
+  /** A namespace, a machine fixture in it, and controllers scoped to it. */
+  async function scenario(prefix: string, fixtureOpts: { bootDelayMs?: number } = {}) {
+    const ns = await createTestNamespace(kc, prefix);
+    const fixture = await MachineFixture.start({ kubeConfig: kc, namespace: ns, bootDelayMs: fixtureOpts.bootDelayMs ?? 0, intervalMs: 100 });
+    const controllers: Controller[] = [];
+    const cycles: CycleReport[] = [];
+    const logs: string[] = [];
+    const startController = async (extra: Partial<ControllerOptions> = {}) => {
+      const c = new Controller({
+        workload: kc,
+        discovery: [{ namespace: ns, labels: {} }],
+        workloadScope: { namespace: ns, nodeLabelSelector: fixtureNodeSelector({ namespace: ns }) },
+        batch: { idleMs: 1000, maxMs: 10_000 },
+        registry: new Registry(),
+        log: (m) => logs.push(`${new Date().toISOString()} ${m}`),
+        onCycle: (r) => cycles.push(r),
+        ...extra,
+      });
+      controllers.push(c);
+      await c.start();
+      return c;
+    };
+    const createGroup = async (kind: 'MachineDeployment' | 'MachinePool', o: Omit<GroupOptions, 'namespace'>) => {
+      const body = kind === 'MachineDeployment' ? machineDeployment({ ...o, namespace: ns }) : machinePool({ ...o, namespace: ns });
+      const plural = kind === 'MachineDeployment' ? 'machinedeployments' : 'machinepools';
+      return client.request<UnstructuredObject>('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/${plural}`, { body });
+    };
+    const replicas = async (kind: 'machinedeployments' | 'machinepools', name: string) =>
+      (await client.get<{ spec: { replicas: number } }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/${kind}/${name}`)).spec.replicas;
+    const createPods = async (prefixName: string, count: number, cpu: string) => {
+      const created = new Map<string, number>();
+      await Promise.all(Array.from({ length: count }, async (_, i) => {
+        const name = `${prefixName}-${i}`;
+        await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: pendingPod(ns, name, cpu) });
+        created.set(name, Date.now());
+      }));
+      return created;
+    };
+    const pods = async () => (await client.get<{ items: V1Pod[] }>(`/api/v1/namespaces/${ns}/pods`)).items;
+    const allRunning = (count: number) => eventually(`${count} pods Running in ${ns}`, async () => {
+      const items = await pods();
+      return items.length === count && items.every((p) => p.status?.phase === 'Running') ? items : false;
+    }, { timeoutMs: 90_000, intervalMs: 250 });
+    const cleanup = async () => {
+      for (const c of controllers) await c.stop().catch(() => {});
+      await client.request('DELETE', `/api/v1/namespaces/${ns}/pods`, { query: { gracePeriodSeconds: 0 } }).catch(() => {});
+      await fixture.stop();
+      await deleteTestNamespace(kc, ns).catch(() => {});
+    };
+    return { ns, fixture, startController, createGroup, replicas, createPods, pods, allRunning, cycles, logs, cleanup, controllers };
+  }
+
+  it('raises MachineDeployment replicas for a 100-pod burst; kube-scheduler binds them to the new kwok nodes (latency and writes measured)', async function () {
+    this.timeout(180_000);
+    const s = await scenario('ctl-md');
+    try {
+      await s.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 20, cpu: '4', memory: '16Gi' });
+      const ctl = await s.startController();
+      // Watch pod phases from the test, for per-pod latency at event resolution.
+      const running = new Map<string, number>();
+      const podWatch = new Informer<V1Pod>(client, { group: '', version: 'v1', plural: 'pods', namespace: s.ns });
+      podWatch.onChange(() => {
+        for (const p of podWatch.list()) if (p.status?.phase === 'Running' && !running.has(p.metadata!.name!)) running.set(p.metadata!.name!, Date.now());
+      });
+      podWatch.start();
+      await podWatch.waitForSync();
+      const writesBefore = { ...ctl.actuator!.capiWrites };
+      const burstStart = Date.now();
+      const created = await s.createPods('burst', 100, '300m');
+      const burstCreated = Date.now();
+      const items = await s.allRunning(100);
+      const allRunningAt = Date.now();
+      podWatch.stop();
+      const nodes = new Set(items.map((p) => p.spec?.nodeName));
+      const finalReplicas = await s.replicas('machinedeployments', 'md');
+      // 100 x 300m = 30 cpu on 4-cpu nodes: at least 8 nodes, and no more than the cycles needed.
+      expect(finalReplicas).to.be.within(8, 10);
+      expect(nodes.size).to.be.at.most(finalReplicas);
+      for (const n of nodes) expect(n).to.match(/^md-/);
+      const latencies = [...created].map(([name, t]) => (running.get(name) ?? allRunningAt) - t);
+      const writes = ctl.actuator!.capiWrites;
+      const scaleWrites = writes.scale - writesBefore.scale;
+      const firstWrite = s.cycles.find((c) => c.scaleUps.some((u) => u.result?.written));
+      console.log(`      [measure] 100-pod burst (created over ${burstCreated - burstStart} ms), batch idle 1 s / max 10 s, fixture boot delay 0:`
+        + ` pod created -> Running p50 ${percentile(latencies, 50)} ms, p95 ${percentile(latencies, 95)} ms, max ${Math.max(...latencies)} ms;`
+        + ` burst start -> all Running ${allRunningAt - burstStart} ms;`
+        + ` first scale write ${firstWrite ? firstWrite.startedAt + firstWrite.durationMs - burstStart : -1} ms after burst start`
+        + ` (cycle: solve ${firstWrite?.solveMs} ms, total ${firstWrite?.durationMs} ms);`
+        + ` CAPI writes: ${scaleWrites} scale write(s) for ${finalReplicas} nodes / 100 pods (1 group), conflicts ${writes.conflicts - writesBefore.conflicts};`
+        + ` cycles ${s.cycles.length}`);
+      expect(scaleWrites).to.be.at.most(3);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('raises MachinePool replicas and the pods run on the pool\'s nodes', async function () {
+    this.timeout(120_000);
+    const s = await scenario('ctl-mp');
+    try {
+      await s.createGroup('MachinePool', { name: 'mp', replicas: 0, min: 0, max: 5, cpu: '2', memory: '8Gi' });
+      await s.startController({ batch: { idleMs: 300, maxMs: 3000 } });
+      await s.createPods('mp', 6, '900m');
+      const items = await s.allRunning(6);
+      expect(await s.replicas('machinepools', 'mp')).to.equal(3);
+      for (const p of items) expect(p.spec?.nodeName).to.match(/^mp-/);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('never exceeds max size or NodePool limits under three concurrent bursts', async function () {
+    this.timeout(150_000);
+    const s = await scenario('ctl-limits');
+    const poolName = `${s.ns}-limited`;
+    try {
+      // Two groups in one NodePool limited to 5 nodes / 16 cpu; group a alone is capped at 3.
+      await s.createGroup('MachineDeployment', { name: 'a', replicas: 0, min: 0, max: 3, cpu: '4', memory: '16Gi', labels: { pool: poolName } });
+      await s.createGroup('MachineDeployment', { name: 'b', replicas: 0, min: 0, max: 10, cpu: '2', memory: '8Gi', labels: { pool: poolName } });
+      await client.request('POST', '/apis/headroom.dev/v1alpha1/nodepools', {
+        body: {
+          apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
+          spec: { nodeGroupSelector: { matchLabels: { pool: poolName } }, limits: { nodes: 5, cpu: '16' } },
+        },
+      });
+      // Track the highest replicas ever written, from a watch.
+      const peak = { a: 0, b: 0 };
+      const mdWatch = new Informer<UnstructuredObject>(client, { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'machinedeployments', namespace: s.ns });
+      mdWatch.onChange(() => {
+        for (const md of mdWatch.list()) {
+          const name = md.metadata?.name as 'a' | 'b';
+          if (name in peak) peak[name] = Math.max(peak[name], (md.spec as { replicas: number }).replicas);
+        }
+      });
+      mdWatch.start();
+      await s.startController({ batch: { idleMs: 200, maxMs: 2000 } });
+      // Three bursts, each far beyond the limits, racing the batch windows.
+      await Promise.all([
+        s.createPods('one', 20, '1'),
+        new Promise((r) => setTimeout(r, 250)).then(() => s.createPods('two', 20, '1')),
+        new Promise((r) => setTimeout(r, 700)).then(() => s.createPods('three', 20, '1')),
+      ]);
+      // Let every batch close and every cycle finish.
+      await eventually('provisioning to settle', async () => {
+        const last = s.cycles[s.cycles.length - 1];
+        return s.cycles.length >= 2 && last && Date.now() - (last.startedAt + last.durationMs) > 3000;
+      }, { timeoutMs: 60_000, intervalMs: 500 });
+      mdWatch.stop();
+      const a = await s.replicas('machinedeployments', 'a');
+      const b = await s.replicas('machinedeployments', 'b');
+      console.log(`      [measure] three bursts of 20 x 1 cpu: final a=${a} b=${b}, peak a=${peak.a} b=${peak.b}, cycles ${s.cycles.length}`);
+      expect(peak.a).to.be.at.most(3);
+      expect(peak.a + peak.b).to.be.at.most(5);
+      expect(peak.a * 4 + peak.b * 2).to.be.at.most(16);
+      // And the limits are actually reached (the bursts need far more).
+      expect(a + b).to.be.at.least(4);
+    } finally {
+      await client.request('DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
+      await s.cleanup();
+    }
+  });
+
+  it('a controller killed mid-scale-up and restarted ends at the same replicas as an uninterrupted run', async function () {
+    this.timeout(150_000);
+    // Uninterrupted reference run.
+    const ref = await scenario('ctl-ref', { bootDelayMs: 2000 });
+    let expected: number;
+    try {
+      await ref.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 20, cpu: '4', memory: '16Gi' });
+      await ref.startController({ batch: { idleMs: 300, maxMs: 3000 } });
+      await ref.createPods('p', 30, '500m');
+      await ref.allRunning(30);
+      expected = await ref.replicas('machinedeployments', 'md');
+    } finally {
+      await ref.cleanup();
+    }
+    const s = await scenario('ctl-restart', { bootDelayMs: 2000 });
+    try {
+      await s.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 20, cpu: '4', memory: '16Gi' });
+      const first = await s.startController({ batch: { idleMs: 300, maxMs: 3000 } });
+      await s.createPods('p', 30, '500m');
+      // Kill as soon as the scale-up is written, while its nodes are still booting.
+      await eventually('the first scale-up', async () => (await s.replicas('machinedeployments', 'md')) > 0, { timeoutMs: 30_000, intervalMs: 20 });
+      first.kill();
+      const atKill = await s.replicas('machinedeployments', 'md');
+      const readyAtKill = (await client.get<{ items: unknown[] }>('/api/v1/nodes', { labelSelector: fixtureNodeSelector({ namespace: s.ns }) })).items.length;
+      await s.startController({ batch: { idleMs: 300, maxMs: 3000 } });
+      await s.allRunning(30);
+      const after = await s.replicas('machinedeployments', 'md');
+      console.log(`      [measure] restart: replicas at kill ${atKill} (nodes ${readyAtKill}), after restart ${after}, uninterrupted ${expected}`);
+      expect(readyAtKill).to.be.lessThan(atKill);
+      expect(after).to.equal(expected);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('fails over to the standby replica within 15 s when the leader dies', async function () {
+    this.timeout(120_000);
+    const s = await scenario('ctl-ha');
+    try {
+      await s.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' });
+      const le = { namespace: s.ns, name: 'headroom-controller' };
+      const a = await s.startController({ leaderElection: { ...le, identity: 'a' }, batch: { idleMs: 200, maxMs: 2000 } });
+      await eventually('a to lead', async () => a.isLeader(), { timeoutMs: 20_000, intervalMs: 50 });
+      const b = await s.startController({ leaderElection: { ...le, identity: 'b' }, batch: { idleMs: 200, maxMs: 2000 } });
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(b.isLeader()).to.equal(false);
+      a.kill();
+      const killedAt = Date.now();
+      await eventually('b to lead', async () => b.isLeader(), { timeoutMs: 20_000, intervalMs: 50 });
+      const failoverMs = Date.now() - killedAt;
+      // And the new leader acts.
+      await s.createPods('p', 4, '1');
+      await s.allRunning(4);
+      const lease = await client.get<{ spec: { holderIdentity: string; leaseTransitions: number } }>(`/apis/coordination.k8s.io/v1/namespaces/${s.ns}/leases/headroom-controller`);
+      console.log(`      [measure] leader failover after a crash: ${failoverMs} ms (lease 10 s, retry 2 s)`);
+      expect(failoverMs).to.be.below(15_000);
+      expect(lease.spec.holderIdentity).to.equal('b');
+      expect(lease.spec.leaseTransitions).to.equal(1);
+    } finally {
+      await s.cleanup();
+    }
+  });
+});
