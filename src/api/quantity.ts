@@ -43,3 +43,22 @@ export function parseMilliCpu(input: string | number): number {
 export function parseInteger(input: string | number): number {
   return Math.ceil(parseQuantity(input) - 1e-9);
 }
+
+const BINARY_UNITS: Array<[string, number]> = [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]];
+const DECIMAL_UNITS: Array<[string, number]> = [['E', 1e18], ['P', 1e15], ['T', 1e12], ['G', 1e9], ['M', 1e6], ['k', 1e3]];
+
+/** Millicores as a canonical quantity: 2000 -> "2", 1500 -> "1500m". */
+export function formatMilliCpu(milli: number): string {
+  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
+}
+
+/**
+ * An integer quantity (bytes, counts) in the largest exact unit, binary first:
+ * 1073741824 -> "1Gi", 16e9 -> "16G", 1500 -> "1500". For messages and tables.
+ */
+export function formatInteger(value: number): string {
+  if (value === 0 || !Number.isInteger(value)) return String(value);
+  for (const [suffix, size] of BINARY_UNITS) if (Math.abs(value) >= size && value % size === 0) return `${value / size}${suffix}`;
+  for (const [suffix, size] of DECIMAL_UNITS) if (Math.abs(value) >= size && value % size === 0) return `${value / size}${suffix}`;
+  return String(value);
+}
