@@ -53,12 +53,23 @@ export function formatMilliCpu(milli: number): string {
 }
 
 /**
- * An integer quantity (bytes, counts) in the largest exact unit, binary first:
- * 1073741824 -> "1Gi", 16e9 -> "16G", 1500 -> "1500". For messages and tables.
+ * An integer quantity (bytes, counts) with the exact unit that gives the smallest
+ * number, binary on ties: 1073741824 -> "1Gi", 16e9 -> "16G", 1500 -> "1500".
+ * For messages and tables.
  */
 export function formatInteger(value: number): string {
   if (value === 0 || !Number.isInteger(value)) return String(value);
-  for (const [suffix, size] of BINARY_UNITS) if (Math.abs(value) >= size && value % size === 0) return `${value / size}${suffix}`;
-  for (const [suffix, size] of DECIMAL_UNITS) if (Math.abs(value) >= size && value % size === 0) return `${value / size}${suffix}`;
-  return String(value);
+  let best = String(value);
+  let bestMantissa = Math.abs(value);
+  for (const units of [BINARY_UNITS, DECIMAL_UNITS]) {
+    for (const [suffix, size] of units) {
+      if (Math.abs(value) < size || value % size !== 0) continue;
+      if (Math.abs(value / size) < bestMantissa) {
+        bestMantissa = Math.abs(value / size);
+        best = `${value / size}${suffix}`;
+      }
+      break; // the largest exact unit of this family
+    }
+  }
+  return best;
 }
