@@ -5,6 +5,7 @@ const commands: Record<string, () => Promise<Command>> = {
   plan: async () => (await import('./plan.js')).planCommand,
   controller: async () => (await import('./controller.js')).controllerCommand,
   simulate: async () => (await import('./simulate.js')).simulateCommand,
+  'dev-cluster': async () => (await import('./dev-cluster.js')).devClusterCommand,
 };
 
 function topLevelHelp(loaded: Command[]): string {
