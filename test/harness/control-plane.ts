@@ -69,6 +69,20 @@
  *    .stop()            kills every component (process groups), removes the temp dir.
  *  Component: { name, pid, logFile, running, stop() }
  *
+ * RELATED HELPERS (test/harness/):
+ *  machine-fixture.ts  MachineFixture.start({ kubeConfig, namespace?, bootDelayMs?, intervalMs?,
+ *                      drainTimeoutMs?, defaultCapacity? }) -> .stop({ keepNodes? }), .reconcileOnce(),
+ *                      .lastError; fixtureNodeSelector({ namespace?, kind?, name? }) selects its
+ *                      Nodes. Plays CAPI + infra provider + kubelet (details at the top of the file).
+ *  namespace.ts        createTestNamespace(kc, prefix) / deleteTestNamespace(kc, name)
+ *  wait.ts             eventually(what, probe, { timeoutMs?, intervalMs? }), waitForReadyNodes(kc,
+ *                      labelSelector, count, timeoutMs?), isNodeReady(node)
+ *  kube-request.ts     kubeRequest(kc, method, path, body?, contentType?): raw JSON, PATCH = merge
+ *                      patch; throws KubeRequestError { code, body }. Use it for CRDs: client-node's
+ *                      typed serializer drops keys like x-kubernetes-int-or-string.
+ *  certs/pki.ts        createCertificateAuthority / issueCertificate for webhook/extender certs.
+ *  dev-cluster.ts      `headroom dev-cluster` (the same control plane, interactively).
+ *
  * Cleanup is guaranteed on normal teardown, failures, process.exit, SIGINT/SIGTERM and
  * even SIGKILL of the test process (see process.ts). HEADROOM_KEEP_TEST_DIRS=1 keeps
  * the temp dir (logs, kubeconfig) for debugging.
