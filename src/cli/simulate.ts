@@ -135,6 +135,8 @@ export const simulateCommand: Command = {
       return 0;
     }
     console.log(formatTable(results));
+    const notes = [...new Set(results.flatMap((r) => Object.entries(r.policies).flatMap(([name, run]) => run.notes.map((n) => `${name}: ${n}`))))];
+    if (notes.length) console.log(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
     console.log(`\nsimulated ${traces.length} trace(s) x ${policies.length} polic${policies.length === 1 ? 'y' : 'ies'} (seed ${seed}) in ${seconds.toFixed(1)} s`);
     if (reportPath) console.log(`report: ${reportPath}`);
     return 0;

@@ -30,6 +30,18 @@ export interface SimClusterOptions {
 
 type Kind = keyof ClusterObjects;
 
+/** A write to a group, as the actuator made it (for tests and the report). */
+export interface ScaleAction {
+  /** Virtual time, ms since the simulation epoch. */
+  at: number;
+  group: string;
+  from: number;
+  to: number;
+  /** The node removed, for deleteMachine. */
+  node?: string;
+  reason: string;
+}
+
 /** A pending-queue lane: the pods of one equivalence class, oldest first. */
 interface Lane {
   pods: SimPod[];
@@ -72,6 +84,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   private readonly metrics: MetricsRecorder;
   private readonly scheduler: SimScheduler;
   private machineSeq = 0;
+  readonly actions: ScaleAction[] = [];
 
   constructor(opts: SimClusterOptions) {
     this.clock = opts.clock;
@@ -139,22 +152,24 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     return this.group(ref).replicas;
   }
 
-  async scaleTo(ref: NodeGroupRef, from: number, to: number, _reason: string): Promise<ScaleResult> {
+  async scaleTo(ref: NodeGroupRef, from: number, to: number, reason: string): Promise<ScaleResult> {
     const g = this.group(ref);
     // The KubeActuator's semantics: a scale-up is an idempotent target (never lowers
     // replicas), a scale-down only applies if nobody changed replicas since `from`.
     let target = to >= from ? Math.max(g.replicas, to) : (g.replicas === from ? to : g.replicas);
     target = Math.min(g.maxSize, Math.max(g.minSize, target));
     if (target === g.replicas) return { replicas: g.replicas, written: false };
+    this.actions.push({ at: this.clock.now(), group: g.id, from: g.replicas, to: target, reason });
     this.setReplicas(g, target);
     this.metrics.scaleActions++;
     return { replicas: g.replicas, written: true };
   }
 
-  async deleteMachine(ref: NodeGroupRef, machine: MachineRef, _reason: string): Promise<ScaleResult> {
+  async deleteMachine(ref: NodeGroupRef, machine: MachineRef, reason: string): Promise<ScaleResult> {
     const g = this.group(ref);
     const m = g.machines.find((x) => x.name === machine.name || (machine.nodeName !== undefined && x.node?.name === machine.nodeName));
     if (!m || g.replicas - 1 < g.minSize) return { replicas: g.replicas, written: false };
+    this.actions.push({ at: this.clock.now(), group: g.id, from: g.replicas, to: g.replicas - 1, ...(m.node ? { node: m.node.name } : {}), reason });
     this.removeMachine(m);
     g.replicas--;
     this.changed('nodeGroups');

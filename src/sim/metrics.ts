@@ -39,7 +39,6 @@ export class MetricsRecorder {
   private readonly waits: number[] = [];
   scaleActions = 0;
   private readonly series: TimeSeries;
-  private bucket = 0;
 
   constructor(private readonly now: () => number, private readonly bucketMs: number, buckets: number) {
     this.series = {
@@ -50,36 +49,32 @@ export class MetricsRecorder {
     };
   }
 
+  /**
+   * Integrates up to now. Values that change and change back at one instant (a pod
+   * created and bound in the same event burst) held for no time, so they are not
+   * charted: each bucket records the largest value that held for a positive time.
+   */
   private advance(): void {
     const t = this.now();
     const dt = t - this.last;
-    if (dt > 0) {
-      this.nodeMs += this.machines * dt;
-      this.costMsHours += this.costRate * dt;
-      this.allocInt.cpu += this.alloc.cpu * dt;
-      this.allocInt.memory += this.alloc.memory * dt;
-      this.usedInt.cpu += this.used.cpu * dt;
-      this.usedInt.memory += this.used.memory * dt;
-      this.last = t;
+    if (dt <= 0) return;
+    const n = this.series.pending.length;
+    const from = Math.min(Math.floor(this.last / this.bucketMs), n - 1);
+    // The bucket t falls in only saw this interval if t is past its start.
+    const to = Math.min(Math.ceil(t / this.bucketMs) - 1, n - 1);
+    for (let b = from; b <= to; b++) {
+      if (this.pendingNow > this.series.pending[b]!) this.series.pending[b] = this.pendingNow;
+      if (this.machines > this.series.nodes[b]!) this.series.nodes[b] = this.machines;
+      const boundary = (b + 1) * this.bucketMs;
+      if (boundary <= t) this.series.cost[b] = (this.costMsHours + this.costRate * (boundary - this.last)) / 3_600_000;
     }
-    const b = Math.min(Math.floor(t / this.bucketMs), this.series.pending.length - 1);
-    while (this.bucket < b) {
-      this.series.cost[this.bucket] = this.costAt((this.bucket + 1) * this.bucketMs, t);
-      this.bucket++;
-      this.series.pending[this.bucket] = this.pendingNow;
-      this.series.nodes[this.bucket] = this.machines;
-    }
-  }
-
-  /** Cost at an earlier instant `at` of the current interval (rate is constant since then). */
-  private costAt(at: number, t: number): number {
-    return (this.costMsHours - this.costRate * (t - at)) / 3_600_000;
-  }
-
-  private mark(): void {
-    const b = this.bucket;
-    if (this.pendingNow > this.series.pending[b]!) this.series.pending[b] = this.pendingNow;
-    if (this.machines > this.series.nodes[b]!) this.series.nodes[b] = this.machines;
+    this.nodeMs += this.machines * dt;
+    this.costMsHours += this.costRate * dt;
+    this.allocInt.cpu += this.alloc.cpu * dt;
+    this.allocInt.memory += this.alloc.memory * dt;
+    this.usedInt.cpu += this.used.cpu * dt;
+    this.usedInt.memory += this.used.memory * dt;
+    this.last = t;
   }
 
   machineAdded(pricePerHour: number): void {
@@ -87,14 +82,12 @@ export class MetricsRecorder {
     this.machines++;
     this.costRate += pricePerHour;
     if (this.machines > this.peak) this.peak = this.machines;
-    this.mark();
   }
 
   machineRemoved(pricePerHour: number): void {
     this.advance();
     this.machines--;
     this.costRate -= pricePerHour;
-    this.mark();
   }
 
   nodeReady(cpu: number, memory: number, sign: 1 | -1): void {
@@ -112,7 +105,6 @@ export class MetricsRecorder {
   podPending(): void {
     this.advance();
     this.pendingNow++;
-    this.mark();
   }
 
   /** A pending pod bound, or went away unbound; `waited` is how long it was pending. */
@@ -128,12 +120,7 @@ export class MetricsRecorder {
 
   finish(): { summary: PolicySummary; series: TimeSeries } {
     this.advance();
-    const last = this.series.pending.length - 1;
-    this.series.cost[last] = this.costMsHours / 3_600_000;
-    for (let i = this.bucket + 1; i <= last; i++) {
-      this.series.pending[i] = this.pendingNow;
-      this.series.nodes[i] = this.machines;
-    }
+    this.series.cost[this.series.cost.length - 1] = this.costMsHours / 3_600_000;
     const w = Float64Array.from(this.waits).sort();
     const pct = (p: number) => (w.length === 0 ? 0 : w[Math.min(w.length - 1, Math.ceil((p / 100) * w.length) - 1)]! / 1000);
     const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);

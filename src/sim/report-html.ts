@@ -26,6 +26,8 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     ...rows.rows.map((r) => `<tr>${r.map((c, i) => `<td${i > 1 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`),
     '</tbody></table>',
   ].join('');
+  const notes = [...new Set(results.flatMap((r) => Object.entries(r.policies).flatMap(([name, run]) => run.notes.map((n) => `${name}: ${n}`))))];
+  const notesHtml = notes.length ? `<p><strong>Notes:</strong></p><ul>${notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '';
   const sections = results.map((r, i) => `
 <section>
   <h2>${esc(r.trace)} <small>${esc(formatDuration(r.durationSeconds * 1000))}, seed ${r.seed}</small></h2>
@@ -63,6 +65,7 @@ h2 small { font-weight: normal; color: #777; }
 <h1>Headroom simulation report</h1>
 <p>Generated ${esc(generatedAt)}. Pending seconds are per pod, from creation to binding. Cost and node-hours count Machines from creation (boot included) to deletion. Utilization is requested over allocatable on Ready nodes, time-weighted.</p>
 ${table}
+${notesHtml}
 ${sections}
 <script type="application/json" id="data">${json}</script>
 <script>
@@ -101,6 +104,8 @@ ${sections}
       var x = L + (W - L - R) * h / 4;
       ctx.fillText((hours * h / 4).toFixed(hours < 4 ? 1 : 0) + 'h', x - 8, H - 8);
     }
+    // Each line is counted right after it is stroked (later lines may cover it), so a
+    // headless test can tell that every policy's line was drawn.
     trace.policies.forEach(function (p) {
       var s = p.series[metric];
       ctx.strokeStyle = p.color;
@@ -112,16 +117,18 @@ ${sections}
         if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
       }
       ctx.stroke();
+      canvas.setAttribute('data-painted-' + p.name, String(countColor(ctx, W, H, p.color)));
     });
-    // Count painted (non-white) pixels so a headless test can tell the chart is drawn.
     var img = ctx.getImageData(0, 0, W, H).data, painted = 0;
     for (var k = 0; k < img.length; k += 4) if (img[k] < 250 || img[k + 1] < 250 || img[k + 2] < 250) painted++;
     canvas.setAttribute('data-painted', String(painted));
-    trace.policies.forEach(function (p) {
-      var rgb = [parseInt(p.color.slice(1, 3), 16), parseInt(p.color.slice(3, 5), 16), parseInt(p.color.slice(5, 7), 16)], hits = 0;
-      for (var k = 0; k < img.length; k += 4) if (Math.abs(img[k] - rgb[0]) < 24 && Math.abs(img[k + 1] - rgb[1]) < 24 && Math.abs(img[k + 2] - rgb[2]) < 24) hits++;
-      canvas.setAttribute('data-painted-' + p.name, String(hits));
-    });
+  }
+
+  function countColor(ctx, W, H, color) {
+    var img = ctx.getImageData(0, 0, W, H).data, hits = 0;
+    var r = parseInt(color.slice(1, 3), 16), g = parseInt(color.slice(3, 5), 16), b = parseInt(color.slice(5, 7), 16);
+    for (var k = 0; k < img.length; k += 4) if (Math.abs(img[k] - r) < 40 && Math.abs(img[k + 1] - g) < 40 && Math.abs(img[k + 2] - b) < 40) hits++;
+    return hits;
   }
 })();
 </script>

@@ -15,6 +15,10 @@ export interface TraceResult {
 export interface PolicyRun {
   summary: PolicySummary;
   series: TimeSeries;
+  /** Every replica change the policy wrote, in order; `at` in seconds from the start. */
+  actions: { at: number; group: string; from: number; to: number; node?: string; reason: string }[];
+  /** What the policy could not do as specified (missing controller pieces). */
+  notes: string[];
   /** Wall-clock milliseconds the run took. */
   wallMs: number;
   /** Simulated events processed. */

@@ -81,5 +81,6 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
   cluster.finish();
   onProgress?.(1);
   const { summary, series } = metrics.finish();
-  return { summary, series, wallMs: performance.now() - wallStart, events };
+  const actions = cluster.actions.map((a) => ({ ...a, at: (a.at - SIM_EPOCH) / 1000 }));
+  return { summary, series, actions, notes: policy.notes ?? [], wallMs: performance.now() - wallStart, events };
 }
