@@ -4,6 +4,7 @@
  * on (pod security, least-privilege RBAC, a fail-open webhook that skips our namespace
  * and kube-system, TLS material that actually chains). No cluster needed.
  */
+import { execFile } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -269,6 +270,42 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(rb.roleRef).to.deep.equal({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: onlyOne(objects, 'Role').metadata.name });
       for (const b of [crb, rb]) expect(b.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: NS }]);
     });
+  });
+
+  describe('Deployment args are accepted by the real `headroom controller` CLI', () => {
+    /** Runs src/cli/main.ts as the image would run bin/headroom.js, with kubelet's $(VAR) expansion. */
+    function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+      const expanded = args.map((a) => a.replace(/\$\(([A-Z_]+)\)/g, (_m, v: string) => env[v] ?? ''));
+      const mainUrl = new URL('../../src/cli/main.ts', import.meta.url).href;
+      const script = `const { main } = await import(${JSON.stringify(mainUrl)}); process.exitCode = await main(process.argv.slice(1));`;
+      return new Promise((resolve) => {
+        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, ...expanded], { timeout: 60_000 }, (err, stdout, stderr) => {
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+        });
+      });
+    }
+
+    for (const [label, values] of [
+      ['default values', {}],
+      [
+        'every optional flag',
+        {
+          'controller.dryRun': true,
+          'controller.nodeGroupAutoDiscovery[0]': 'clusterapi:namespace=prod',
+          'controller.nodeGroupAutoDiscovery[1]': 'clusterapi:clusterName=c1',
+          'managementCluster.kubeconfigSecret.name': 'mgmt',
+        },
+      ],
+    ] as const) {
+      it(`with ${label}`, async () => {
+        const objects = await renderChart(NS, values);
+        const c = onlyOne<V1Deployment>(objects, 'Deployment').spec!.template.spec!.containers[0]!;
+        // Strict parsing runs before --help: an unknown or malformed flag exits 2.
+        const r = await cli([...c.args!, '--help'], { POD_NAMESPACE: NS });
+        expect(r.code, r.stderr).to.equal(0);
+        expect(r.stdout).to.include('Usage: headroom controller');
+      });
+    }
   });
 
   describe('agrees with the webhook-config/ examples', () => {

@@ -1,0 +1,135 @@
+/**
+ * The image the chart deploys, built without a Docker engine: the build context that
+ * .dockerignore lets through is copied to a temp dir, the build stage's RUN lines are
+ * executed there as written in the Dockerfile (npm ci, npm run build, npm prune
+ * --omit=dev), the runtime stage's COPY --from=build lines assemble the runtime tree,
+ * which is then made read-only and started with the Dockerfile's ENTRYPOINT and a
+ * replaced CMD. This catches what a static look at the Dockerfile cannot: a runtime
+ * import of a devDependency, a file the program needs that is not in dist/, a build
+ * that needs something .dockerignore leaves out.
+ *
+ * Slow (npm ci + tsc: about a minute on 2 cores); npm uses its local cache first.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { copyOperands, DockerIgnore, parseDockerfile } from '../unit/chart/dockerfile.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+function sh(cmd: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 300_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', cmd], { cwd, env, timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function run(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(argv[0]!, argv.slice(1), { cwd, env, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function setWritable(path: string, writable: boolean): void {
+  const st = statSync(path);
+  if (st.isDirectory()) {
+    if (writable) chmodSync(path, 0o755);
+    for (const e of readdirSync(path)) setWritable(join(path, e), writable);
+    if (!writable) chmodSync(path, 0o555);
+  } else {
+    chmodSync(path, writable ? 0o644 | (st.mode & 0o111) : 0o444 | (st.mode & 0o111));
+  }
+}
+
+describe('container image (Dockerfile emulated without a Docker engine)', function () {
+  this.timeout(600_000);
+  const dockerfile = parseDockerfile(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  const build = dockerfile.stages[0]!;
+  const runtime = dockerfile.stages[dockerfile.stages.length - 1]!;
+  const workdir = (stage: typeof build) => stage.instructions.filter((i) => i.keyword === 'WORKDIR').pop()?.args ?? '/';
+  let tmp: string;
+  let app: string;
+  let rt: string;
+  let env: NodeJS.ProcessEnv;
+
+  before(async function () {
+    tmp = mkdtempSync(join(tmpdir(), 'headroom-image-'));
+    app = join(tmp, 'build');
+    rt = join(tmp, 'runtime');
+    // The build context, as .dockerignore filters it.
+    for (const f of new DockerIgnore(readFileSync(join(root, '.dockerignore'), 'utf8')).contextFiles(root)) {
+      mkdirSync(dirname(join(app, f)), { recursive: true });
+      cpSync(join(root, f), join(app, f));
+    }
+    const buildEnv = { ...process.env, npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false' };
+    for (const ins of build.instructions.filter((i) => i.keyword === 'RUN')) {
+      const r = await sh(ins.args, app, buildEnv);
+      expect(r.code, `RUN ${ins.args}\n${r.stderr.slice(-2000)}`).to.equal(0);
+    }
+    // The runtime stage: only what it copies from the build stage.
+    const from = workdir(build);
+    const to = workdir(runtime);
+    for (const ins of runtime.instructions.filter((i) => i.keyword === 'COPY')) {
+      expect(ins.flags.from, ins.args).to.equal(build.name);
+      const { sources, dest } = copyOperands(ins);
+      for (const src of sources) {
+        const rel = src.startsWith('/') ? src.slice(from.length).replace(/^\//, '') : src;
+        const target = dest.startsWith('/') ? dest.slice(to.length).replace(/^\//, '') : dest;
+        cpSync(join(app, rel), join(rt, target.replace(/^\.\//, '')), { recursive: true });
+      }
+    }
+    setWritable(rt, false); // readOnlyRootFilesystem
+    const imageEnv = Object.fromEntries(
+      runtime.instructions.filter((i) => i.keyword === 'ENV').flatMap((i) => i.words.map((w) => w.split('=', 2) as [string, string])),
+    );
+    mkdirSync(join(tmp, 'tmp'));
+    env = { PATH: process.env.PATH, HOME: '/nonexistent', TMPDIR: join(tmp, 'tmp'), ...imageEnv };
+  });
+
+  after(() => {
+    if (!tmp) return;
+    try {
+      setWritable(rt, true);
+    } catch {
+      // nothing was built
+    }
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const entrypoint = () => {
+    const entry = runtime.instructions.filter((i) => i.keyword === 'ENTRYPOINT').pop()!.words;
+    return [process.execPath, ...entry.slice(1)]; // the image's /nodejs/bin/node is this node
+  };
+
+  it('holds only the runtime: no sources, tests or devDependencies', () => {
+    expect(readdirSync(rt).sort()).to.deep.equal(['bin', 'dist', 'node_modules', 'package.json']);
+    // The lockfile marks packages only devDependencies need; none may be left after the prune.
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const devOnly = Object.entries(lock.packages)
+      .filter(([path, p]) => p.dev && path.startsWith('node_modules/'))
+      .map(([path]) => path)
+      .filter((path) => existsSync(join(rt, path)));
+    expect(devOnly).to.deep.equal([]);
+    expect(existsSync(join(rt, 'node_modules', 'typescript')), 'the compiler is a devDependency').to.equal(false);
+    expect(readdirSync(join(rt, 'dist'))).to.not.include('test');
+  });
+
+  it('starts from a read-only tree with the default CMD replaced by --help', async () => {
+    const r = await run([...entrypoint(), '--help'], join(rt), env);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.include('Usage: headroom <command>');
+  });
+
+  it('loads the whole `controller` command (its full import graph) with production dependencies only', async () => {
+    const cmd = runtime.instructions.filter((i) => i.keyword === 'CMD').pop()!.words;
+    const r = await run([...entrypoint(), ...cmd, '--help'], rt, env);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.include(`Usage: headroom ${cmd[0]}`);
+  });
+});
