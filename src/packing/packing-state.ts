@@ -421,18 +421,18 @@ export class PackingState {
       if (hostPortsConflict(pod.hostPorts, bin.ports)) { this.lastBlock = 'host port conflict'; return 0; }
       n = 1;
     }
-    const owners = this.classes[cl.cls.index]!.owners;
-    for (let i = 0; i < owners.length; i++) {
-      const o = owners[i]!;
-      const d = labels[o.term.topologyKey];
-      if (d !== undefined && o.owners.get(d) > 0) { this.lastBlock = `anti-affinity of running or placed pods (${o.term.topologyKey})`; return 0; }
-    }
     for (let i = 0; i < cl.anti.length; i++) {
       const r = cl.anti[i]!;
       const d = labels[r.counter.term.topologyKey];
       if (d === undefined) continue;
       if (r.counter.counts.get(d) > 0) { this.lastBlock = `pod anti-affinity (${r.counter.term.topologyKey})`; return 0; }
       if (r.self && n > 1) n = 1;
+    }
+    const owners = this.classes[cl.cls.index]!.owners;
+    for (let i = 0; i < owners.length; i++) {
+      const o = owners[i]!;
+      const d = labels[o.term.topologyKey];
+      if (d !== undefined && o.owners.get(d) > 0) { this.lastBlock = `anti-affinity of running or placed pods (${o.term.topologyKey})`; return 0; }
     }
     for (let i = 0; i < cl.affinity.length; i++) {
       const r = cl.affinity[i]!;

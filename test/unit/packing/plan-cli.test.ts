@@ -1,0 +1,72 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+
+/** Runs the real CLI (src/cli/main.ts through tsx), as a user would after a build. */
+function headroom(args: string[], input?: string) {
+  const entry = join(mkdtempSync(join(tmpdir(), 'plan-cli-')), 'cli.mjs');
+  const main = new URL('src/cli/main.ts', new URL(`file://${ROOT}`)).href;
+  writeFileSync(entry, `import { main } from ${JSON.stringify(main)};\nprocess.exitCode = await main(process.argv.slice(2));\n`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, encoding: 'utf8', input, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('headroom plan', function () {
+  this.timeout(60_000);
+
+  it('prints the JSON contract with exactly its keys for the example cluster', () => {
+    const r = headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'json']);
+    expect(r.code, r.stderr).to.equal(0);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out)).to.deep.equal(['scaleUps', 'placements', 'unschedulable', 'cost']);
+    expect(Object.keys(out.cost)).to.deep.equal(['addedPerHour']);
+    for (const s of out.scaleUps) {
+      expect(Object.keys(s)).to.deep.equal(['kind', 'namespace', 'name', 'from', 'to']);
+      expect(s.to).to.be.greaterThan(s.from);
+    }
+    for (const p of out.placements) expect(Object.keys(p).join()).to.be.oneOf(['pod,node', 'pod,group,newNode']);
+    expect(out.placements.length).to.be.greaterThan(0);
+  });
+
+  it('reads stdin and directories, and prints a text table', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plan-'));
+    writeFileSync(join(dir, 'a.yaml'), [
+      'apiVersion: cluster.x-k8s.io/v1beta2', 'kind: MachineDeployment', 'metadata:', '  name: small', '  namespace: default', '  annotations:',
+      '    cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"', '    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "5"',
+      '    capacity.cluster-autoscaler.kubernetes.io/cpu: "2"', '    capacity.cluster-autoscaler.kubernetes.io/memory: 8Gi', '    headroom.dev/price: "0.1"',
+      'spec:', '  clusterName: c', '  replicas: 0', '  template:', '    spec: {clusterName: c, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: t}}',
+    ].join('\n'));
+    const pods = ['web-1', 'web-2', 'web-3'].map((n) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${n}, namespace: default}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 1Gi}}}]`).join('\n---\n');
+    const r = headroom(['plan', '-f', dir, '-f', '-'], pods);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/MachineDeployment\s+default\s+small\s+0\s+2/);
+    expect(r.stdout).to.contain('default/web-3');
+    expect(r.stdout).to.contain('Added cost: 0.2000 per hour');
+  });
+
+  it('exits non-zero with one line naming the object and the field on bad input', () => {
+    for (const [file, want] of [
+      ['bad-quantity.yaml', /MachineDeployment default\/small: annotation capacity.cluster-autoscaler.kubernetes.io\/memory: invalid quantity "12Qi"/],
+      ['bad-pod-quantity.yaml', /Pod default\/web: spec.containers\[0\].resources.requests.cpu/],
+      ['broken.yaml', /broken.yaml: document 2 \(line \d+, column \d+\): invalid YAML/],
+    ] as const) {
+      const r = headroom(['plan', '-f', `test/fixtures/bad/${file}`]);
+      expect(r.code, file).to.equal(1);
+      expect(r.stdout).to.equal('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, file).to.have.length(1);
+      expect(lines[0]).to.match(want);
+    }
+  });
+
+  it('rejects a missing -f and an unknown output format with a usage error', () => {
+    expect(headroom(['plan']).code).to.equal(2);
+    const r = headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'xml']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr.trim().split('\n')).to.have.length(1);
+  });
+});
