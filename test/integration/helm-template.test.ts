@@ -390,6 +390,15 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(grants(cr.rules!).filter((g) => g.startsWith('cluster.x-k8s.io/') || g.startsWith('headroom.dev/'))).to.deep.equal([]);
     });
 
+    it('with a ServiceMonitor: scrapes the Service\'s metrics port', async () => {
+      const objects = await renderChart(NS, { 'metrics.serviceMonitor.enabled': true });
+      const sm = onlyOne<{ spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } }>(objects, 'ServiceMonitor');
+      const svc = onlyOne<V1Service>(objects, 'Service');
+      for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) expect(svc.metadata.labels![k], k).to.equal(v);
+      expect(sm.spec.endpoints).to.deep.equal([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+      expect(svc.spec!.ports!.map((p) => p.name)).to.include('metrics');
+    });
+
     it('lists provider-specific standalone Machine kinds in RBAC without wildcards', async () => {
       const objects = await renderChart(NS, {
         'rbac.standaloneMachineResources[0].apiGroup': 'infrastructure.cluster.x-k8s.io',
