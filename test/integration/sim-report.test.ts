@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { loadBuiltinTrace } from '../../src/sim/builtin.js';
+import { POLICY_FACTORIES, simulationSnapshot } from '../../src/sim/policies.js';
+import { renderReport } from '../../src/sim/report-html.js';
+import { POLICY_NAMES, type TraceResult } from '../../src/sim/result.js';
+import { runTrace } from '../../src/sim/run.js';
+
+const run = promisify(execFile);
+
+/** Debian's chromium package (`apt-get install -y chromium`); HEADROOM_CHROMIUM overrides. */
+const CHROMIUM = process.env.HEADROOM_CHROMIUM ?? 'chromium';
+
+async function dumpDom(file: string): Promise<string> {
+  const profile = mkdtempSync(join(tmpdir(), 'headroom-chromium-'));
+  try {
+    const { stdout } = await run(CHROMIUM, [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', `--user-data-dir=${profile}`, '--dump-dom', `file://${file}`,
+    ], { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error(`${CHROMIUM} not found: install Debian's chromium package (apt-get install -y chromium) or set HEADROOM_CHROMIUM`);
+    }
+    throw err;
+  } finally {
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+describe('simulation report in headless Chromium', function () {
+  this.timeout(180_000);
+  let dir: string;
+  let results: TraceResult[];
+  let html: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'headroom-report-'));
+    // Two short traces: enough to get every chart kind for every policy.
+    const traces = [loadBuiltinTrace('flash-burst'), { ...loadBuiltinTrace('cron-batch'), duration: 2 * 3_600_000 }];
+    results = [];
+    for (const t of traces) {
+      results.push(await runTrace(t, {
+        seed: 1, buildSnapshot: simulationSnapshot,
+        policies: POLICY_NAMES.map((name) => ({ name, factory: POLICY_FACTORIES[name] })),
+      }));
+    }
+    html = renderReport(results, 'test');
+    writeFileSync(join(dir, 'report.html'), html);
+  });
+
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is self-contained: no network references', () => {
+    expect(html).to.not.match(/(src|href)\s*=\s*["']?(https?:)?\/\//i);
+    expect(html).to.not.match(/@import|url\(/i);
+  });
+
+  it('draws every chart, with a line for every policy', async () => {
+    const dom = await dumpDom(join(dir, 'report.html'));
+    const drawn = /<body[^>]*data-charts-drawn="(\d+)"/.exec(dom);
+    expect(drawn, 'the inline script ran').to.not.equal(null);
+    expect(Number(drawn![1])).to.equal(results.length * 3);
+    const canvases = [...dom.matchAll(/<canvas[^>]*>/g)].map((m) => m[0]);
+    expect(canvases).to.have.length(results.length * 3);
+    for (const c of canvases) {
+      const attr = (name: string) => Number(new RegExp(`${name}="(\\d+)"`).exec(c)?.[1] ?? NaN);
+      // Axes, grid and labels alone paint a few thousand pixels; a blank canvas paints none.
+      expect(attr('data-painted'), c).to.be.greaterThan(2000);
+      for (const p of POLICY_NAMES) expect(attr(`data-painted-${p}`), `${p} in ${c}`).to.be.greaterThan(50);
+    }
+    for (const metric of ['pending', 'nodes', 'cost']) expect(dom).to.include(`data-metric="${metric}"`);
+    // The summary table rendered with one row per trace and policy.
+    expect((dom.match(/<tr>/g) ?? []).length).to.equal(1 + results.length * POLICY_NAMES.length);
+  });
+});
