@@ -64,7 +64,13 @@ function flatten(value: unknown, where: string, out: KubernetesObject[], fail: (
   if (!isRecord(value)) fail(`${where}: not a Kubernetes object (got ${Array.isArray(value) ? 'a list' : typeof value})`);
   const obj = value as Record<string, unknown>;
   if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) {
-    (obj.items as unknown[]).forEach((item, i) => flatten(item, `${where} items[${i}]`, out, fail));
+    // A typed list straight from the API (PodList, MachineDeploymentList) omits its
+    // items' apiVersion and kind; kubectl fills them in, and so do we.
+    const itemKind = obj.kind === 'List' ? undefined : obj.kind.slice(0, -'List'.length);
+    (obj.items as unknown[]).forEach((item, i) => {
+      if (itemKind && isRecord(item) && item.kind === undefined) item = { apiVersion: obj.apiVersion, kind: itemKind, ...item };
+      flatten(item, `${where} items[${i}]`, out, fail);
+    });
     return;
   }
   if (typeof obj.kind !== 'string' || !obj.kind) fail(`${where}: not a Kubernetes object (no kind)`);

@@ -50,6 +50,18 @@ describe('loadObjects', () => {
     expect(loadObjects(yaml).storageClasses.map((s) => s.metadata?.name)).to.deep.equal(['gp3']);
   });
 
+  it('fills in apiVersion and kind of items of a typed API list (PodList, MachineDeploymentList)', () => {
+    const o = loadObjects(JSON.stringify({
+      apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '1' },
+      items: [{ metadata: { name: 'a', namespace: 'x' }, spec: {} }, { metadata: { name: 'b', namespace: 'x' }, spec: {} }],
+    }) + '\n');
+    expect(o.pods.map((p) => [p.apiVersion, p.kind, p.metadata?.name])).to.deep.equal([['v1', 'Pod', 'a'], ['v1', 'Pod', 'b']]);
+    const md = loadObjects(JSON.stringify({ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeploymentList', items: [{ metadata: { name: 'md' } }] }));
+    expect(md.nodeGroups.map((g) => [g.apiVersion, g.kind])).to.deep.equal([['cluster.x-k8s.io/v1beta2', 'MachineDeployment']]);
+    // A generic List still needs kinds on its items.
+    expect(() => loadObjects('{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"x"}}]}')).to.throw(LoadError, /no kind/);
+  });
+
   it('merges several sources; a later duplicate replaces an earlier one', () => {
     const o = loadObjects([
       { source: 'a.yaml', text: 'apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {v: "1"}}\n' },
