@@ -20,7 +20,9 @@ import {
   AuthorizationV1Api,
   CoreV1Api,
   type KubeConfig,
+  PatchStrategy,
   RbacAuthorizationV1Api,
+  setHeaderOptions,
   type V1ResourceAttributes,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
@@ -61,6 +63,11 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     cp = await sharedControlPlane();
     kc = cp.kubeConfig();
     ns = await createTestNamespace(kc, 'helm-install');
+    // The real PodSecurity admission holds the pods to the "restricted" standard.
+    await kc.makeApiClient(CoreV1Api).patchNamespace(
+      { name: ns, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     tmp = mkdtempSync(join(tmpdir(), 'headroom-helm-install-'));
     writeFileSync(
       join(tmp, 'values.yaml'),
@@ -101,6 +108,22 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     const mwc = await kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: `${fullname}-${ns}` });
     expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(secret.data!['ca.crt']);
     expect(mwc.webhooks![0]!.failurePolicy).to.equal('Ignore');
+  });
+
+  it('runs pods that the real PodSecurity admission accepts under the "restricted" standard', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    // Control: the namespace really enforces "restricted".
+    const rejected = await core
+      .createNamespacedPod({ namespace: ns, dryRun: 'All', body: { metadata: { name: 'privileged' }, spec: { containers: [{ name: 'c', image: 'x', securityContext: { privileged: true } }] } } })
+      .then(() => undefined, (err: { code?: number; body?: string }) => err);
+    expect(rejected?.code).to.equal(403);
+    expect((JSON.parse(String(rejected?.body)) as { message: string }).message).to.match(/violates PodSecurity "restricted/);
+    // The ReplicaSet could create both replicas (they stay Pending: no node matches).
+    const pods = await waitUntil('2 pods', async () => {
+      const list = await core.listNamespacedPod({ namespace: ns, labelSelector: `app.kubernetes.io/instance=${release}` });
+      return list.items.length === 2 ? list.items : undefined;
+    }, 60_000);
+    for (const p of pods) expect(p.spec!.securityContext!.runAsUser).to.equal(65532);
   });
 
   it('prints NOTES that name the real objects', () => {
@@ -211,7 +234,15 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
             schedulerName,
             nodeSelector: { 'kubernetes.io/hostname': node },
             tolerations: [{ ...taint, operator: 'Equal' }],
-            containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m' } } }],
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [
+              {
+                name: 'c',
+                image: 'registry.k8s.io/pause:3.10',
+                resources: { requests: { cpu: '100m' } },
+                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              },
+            ],
           },
         },
       });
