@@ -1,6 +1,7 @@
 /**
  * `helm install` / `upgrade` / `uninstall` of charts/headroom against the real
  * kube-apiserver of the shared test control plane: every object is accepted by the API,
+ * the pods pass the real PodSecurity admission at the "restricted" level,
  * the RBAC it creates means what the chart says (asked of the real authorizer with
  * SubjectAccessReviews), the generated certificate survives an upgrade, and the
  * shipped KubeSchedulerConfiguration is accepted by the real kube-scheduler, which
