@@ -6,6 +6,7 @@ const commands: Record<string, () => Promise<Command>> = {
   controller: async () => (await import('./controller.js')).controllerCommand,
   simulate: async () => (await import('./simulate.js')).simulateCommand,
   'dev-cluster': async () => (await import('./dev-cluster.js')).devClusterCommand,
+  serve: async () => (await import('./serve.js')).serveCommand,
 };
 
 function topLevelHelp(loaded: Command[]): string {
