@@ -66,13 +66,26 @@ export async function installCrds(kc: KubeConfig, crds: readonly LoadedCrd[], ti
     }),
   );
   const deadline = Date.now() + timeoutMs;
+  const waitUntil = async (what: string, ok: () => Promise<boolean>): Promise<void> => {
+    for (;;) {
+      if (await ok().catch(() => false)) return;
+      if (Date.now() > deadline) throw new Error(`${what} after ${timeoutMs}ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   for (const { crd } of crds) {
     const name = crd.metadata!.name!;
-    for (;;) {
+    await waitUntil(`CRD ${name} not Established`, async () => {
       const got = await kubeRequest<V1CustomResourceDefinition>(kc, 'GET', `${base}/${name}`);
-      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs}ms`);
-      await new Promise((r) => setTimeout(r, 100));
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    });
+    // Established can come before the resource's storage is ready: on a loaded machine
+    // the first requests then get 429 "storage is (re)initializing". Wait for a LIST.
+    for (const v of crd.spec.versions.filter((x) => x.served)) {
+      await waitUntil(`${crd.spec.names.plural}.${crd.spec.group}/${v.name} not listable`, async () => {
+        await kubeRequest(kc, 'GET', `/apis/${crd.spec.group}/${v.name}/${crd.spec.names.plural}?limit=1`);
+        return true;
+      });
     }
   }
 }

@@ -6,6 +6,8 @@ export class KubeRequestError extends Error {
     readonly code: number,
     readonly body: string,
     what: string,
+    /** Set for a 429 with a Retry-After header. */
+    readonly retryAfterSeconds?: number,
   ) {
     let message = body;
     try {
@@ -22,6 +24,10 @@ export class KubeRequestError extends Error {
  * client-node's typed serializer would mangle: it maps schema keys such as
  * `x-kubernetes-int-or-string` to camelCase model fields and silently drops the
  * originals, so a CRD read from YAML must not go through ApiextensionsV1Api.create.
+ *
+ * PATCH defaults to a JSON merge patch. A 429 that carries Retry-After (API priority
+ * and fairness, or "storage is (re)initializing" on a loaded machine) is retried a
+ * few times; one without it (an eviction a PDB refuses) is returned at once.
  */
 export async function kubeRequest<T = unknown>(
   kc: KubeConfig,
@@ -37,6 +43,18 @@ export async function kubeRequest<T = unknown>(
   await kc.applyToHTTPSOptions(opts);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': contentType };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send<T>(url, opts, payload, `${method} ${path}`);
+    } catch (err) {
+      const retryAfter = err instanceof KubeRequestError ? err.retryAfterSeconds : undefined;
+      if (retryAfter === undefined || attempt >= 8) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(Math.max(retryAfter, 0.2), 2) * 1000));
+    }
+  }
+}
+
+function send<T>(url: URL, opts: Parameters<typeof request>[1], payload: string | undefined, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const req = request(url, opts, (res) => {
       const chunks: Buffer[] = [];
@@ -45,7 +63,10 @@ export async function kubeRequest<T = unknown>(
         const text = Buffer.concat(chunks).toString('utf8');
         const code = res.statusCode ?? 0;
         if (code >= 200 && code < 300) resolve((text ? JSON.parse(text) : undefined) as T);
-        else reject(new KubeRequestError(code, text, `${method} ${path}`));
+        else {
+          const retryAfter = code === 429 ? Number(res.headers['retry-after']) : NaN;
+          reject(new KubeRequestError(code, text, what, Number.isFinite(retryAfter) ? retryAfter : undefined));
+        }
       });
       res.on('error', reject);
     });

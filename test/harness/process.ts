@@ -42,6 +42,8 @@ export class ManagedProcess {
       child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         liveGroups.delete(this.pid);
+        // The group may outlive its leader for a moment; stop() SIGKILLs it. Only then
+        // is the pgid free for reuse, so the reaper forgets it in stop() / cleanupSync().
         resolve(this.exitInfo);
       });
     });
@@ -84,6 +86,7 @@ export class ManagedProcess {
     await this.exited;
     clearTimeout(timer);
     signalGroup(this.pid, 'SIGKILL'); // anything the leader left behind in its group
+    recordForReaper(`unpg ${this.pid}`);
   }
 
   /** The last `lines` lines of the log, for error messages. */
@@ -112,6 +115,7 @@ export function removeTempDir(dir: string): void {
     rmSync(dir, { recursive: true, force: true });
   }
   liveDirs.delete(dir);
+  recordForReaper(`undir ${dir}`);
 }
 
 /**
@@ -124,12 +128,18 @@ export function startReaper(): void {
   const stateDir = mkdtempSync(join(tmpdir(), 'headroom-reaper-'));
   const stateFile = join(stateDir, 'state');
   writeFileSync(stateFile, '');
+  // The state file is a log: "pg N" / "unpg N" and "dir D" / "undir D"; only what is
+  // still listed when the parent dies is killed or removed (a stale pgid could have
+  // been reused by an unrelated process group).
   const script = [
     'parent=$1; state=$2',
     'while kill -0 "$parent" 2>/dev/null; do sleep 1; done',
+    'declare -A pg=() dir=()',
     'while read -r kind val; do',
-    '  case $kind in pg) kill -KILL -- "-$val" 2>/dev/null;; dir) rm -rf -- "$val";; esac',
+    '  case $kind in pg) pg[$val]=1;; unpg) unset "pg[$val]";; dir) dir[$val]=1;; undir) unset "dir[$val]";; esac',
     'done < "$state"',
+    'for p in "${!pg[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done',
+    'for d in "${!dir[@]}"; do rm -rf -- "$d"; done',
     'rm -rf -- "$(dirname "$state")"',
   ].join('\n');
   const child = spawn('bash', ['-c', script, 'headroom-reaper', String(process.pid), stateFile], {
