@@ -28,32 +28,9 @@ const EPS = 1e-9;
  * Preferences are honoured where they can be, then relaxed rung by rung.
  */
 export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
-  const first = pack(snapshot, options, false);
-  if (!first.forcing) return first.plan;
-  // Pods that need nodes of their own (hostname anti-affinity / spread) admit two good
-  // orders: theirs first (their nodes become the frame the rest fills), or plain size
-  // order. Neither wins everywhere, so both run and the better plan is kept.
-  const second = pack(snapshot, options, true);
-  return better(second.plan, first.plan) ? second.plan : first.plan;
-}
-
-/** Objective order: fewer unschedulable pods, then least added price, then fewest new nodes. */
-function better(a: Plan, b: Plan): boolean {
-  if (a.unschedulable.length !== b.unschedulable.length) return a.unschedulable.length < b.unschedulable.length;
-  if (Math.abs(a.cost.addedPerHour - b.cost.addedPerHour) > 1e-6) return a.cost.addedPerHour < b.cost.addedPerHour;
-  return newNodes(a) < newNodes(b);
-}
-
-function newNodes(p: Plan): number {
-  let n = 0;
-  for (const u of p.scaleUps) n += u.to - u.from;
-  return n;
-}
-
-function pack(snapshot: ClusterSnapshot, options: SolveOptions, forcingFirst: boolean): { plan: Plan; forcing: boolean } {
   const st = new PackingState(snapshot);
-  const packer = new CostAwarePacker(st, forcingFirst);
-  for (const ci of classOrder(st, forcingFirst)) {
+  const packer = new CostAwarePacker(st);
+  for (const ci of classOrder(st)) {
     const cs = st.classes[ci]!;
     const levels = options.ignorePreferences ? cs.levels.slice(-1) : cs.levels;
     for (const cl of levels) {
@@ -63,35 +40,28 @@ function pack(snapshot: ClusterSnapshot, options: SolveOptions, forcingFirst: bo
     if (cs.remaining > 0) st.markUnschedulable(cs, explainUnschedulable(st, levels[levels.length - 1]!));
   }
   st.rightSize();
-  return { plan: st.toPlan(), forcing: st.classes.some((cs) => cs.hostnameKey) };
+  return st.toPlan();
 }
 
-/**
- * Classes that force nodes of their own (hostname anti-affinity or spread among
- * themselves) first, so the nodes they need exist before the rest is shared out
- * over them; then largest first by dominant share of the total demand; index
- * breaks ties (deterministic).
- */
-export function classOrder(st: PackingState, forcingFirst: boolean): number[] {
+/** Largest first by dominant share of the total demand; index breaks ties (deterministic). */
+export function classOrder(st: PackingState): number[] {
   const r = st.remainingDemand;
   const cpu = Math.max(1, r[CPU] ?? 0);
   const mem = Math.max(1, r[MEMORY] ?? 0);
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
-  const forcing = st.classes.map((cs) => (cs.hostnameKey && forcingFirst ? 1 : 0));
-  return st.classes.map((_, i) => i).sort((a, b) => forcing[b]! - forcing[a]! || size[b]! - size[a]! || a - b);
+  return st.classes.map((_, i) => i).sort((a, b) => size[b]! - size[a]! || a - b);
 }
 
 class CostAwarePacker {
   private readonly openExisting: Bin[];
   private openNew: Bin[] = [];
   private acc = 0;
-  private given = 0;
   /** Remaining pods of the class when it reached the new nodes (the base of its per-node quota). */
   private k0 = 0;
   private readonly minCpu: number;
   private readonly minMem: number;
 
-  constructor(private readonly st: PackingState, private readonly forcingFirst: boolean) {
+  constructor(private readonly st: PackingState) {
     this.openExisting = st.existingBins.filter((b) => !st.binUnschedulable(b));
     let minCpu = Infinity;
     let minMem = Infinity;
@@ -113,7 +83,6 @@ class CostAwarePacker {
     this.k0 = cs.remaining;
     // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
     this.acc = (cs.cls.index * 0.6180339887) % 1;
-    this.given = 0;
     this.proportional(cs, cl);
     if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
@@ -145,7 +114,6 @@ class CostAwarePacker {
     const before = Math.floor(this.acc);
     this.acc += this.k0 * bin.share;
     const q = Math.floor(this.acc) - before;
-    this.given += q;
     return q;
   }
 
@@ -216,12 +184,7 @@ class CostAwarePacker {
     }
     const keys: string[] = [];
     const slice: number[] = [];
-    if (this.forcingFirst && this.st.classes[cl.cls.index]!.hostnameKey) {
-      // A pod that needs a node of its own: the cheapest node that holds it; other pods fill what it leaves.
-      for (let i = 0; i < cl.cls.reqKeys.length; i++) { keys.push(cl.cls.reqKeys[i]!); slice.push(cl.cls.reqVals[i]!); }
-    } else {
-      for (const k in R) if (R[k]! > 0) { keys.push(k); slice.push(R[k]! / forced); }
-    }
+    for (const k in R) if (R[k]! > 0) { keys.push(k); slice.push(R[k]! / forced); }
 
     // Topology constraints depend only on the topology class: check them once per class.
     const dyn = new Int8Array(st.tclasses.length);
