@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseGroupDiscoverySpec, DiscoverySpecError, type GroupDiscoverySpec } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
+import { SolverPool } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';
@@ -25,7 +26,10 @@ Options:
   --leader-elect                 elect a leader on a Lease (run two replicas for HA)
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
-  --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)`;
+  --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)
+  --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
+  --pod-namespace NS             only watch pods in NS (several autoscalers on one cluster, tests)
+  --node-label-selector SEL      only watch nodes matching SEL (idem)`;
 
 function loadKubeConfig(path: string | undefined, what: string): KubeConfig {
   const kc = new KubeConfig();
@@ -86,6 +90,9 @@ export const controllerCommand: Command = {
     'leader-election-namespace': { type: 'string' },
     'leader-election-id': { type: 'string' },
     'metrics-address': { type: 'string' },
+    'solver-threads': { type: 'string' },
+    'pod-namespace': { type: 'string' },
+    'node-label-selector': { type: 'string' },
   },
   async run(values) {
     const idleMs = positiveMs(values['batch-idle-duration'] as string | undefined, '--batch-idle-duration', DEFAULT_BATCH.idleMs);
@@ -97,12 +104,21 @@ export const controllerCommand: Command = {
       clusterName: values['cluster-name'] as string | undefined,
       specs: (values['node-group-auto-discovery'] as string[] | undefined) ?? [],
     });
+    const threadsRaw = values['solver-threads'] as string | undefined;
+    if (threadsRaw !== undefined && !/^\d{1,3}$/.test(threadsRaw)) throw new UsageError(`controller: --solver-threads must be a small whole number, got "${threadsRaw}"`);
+    const podNamespace = values['pod-namespace'] as string | undefined;
+    const nodeLabelSelector = values['node-label-selector'] as string | undefined;
     const workload = loadKubeConfig(values.kubeconfig as string | undefined, 'workload');
     const mgmtPath = values['management-kubeconfig'] as string | undefined;
     const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
+    const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined);
     const controller = new Controller({
       workload, ...(management ? { management } : {}),
       discovery,
+      ...(pool ? { solve: (snapshot) => pool.solve(snapshot) } : {}),
+      ...(podNamespace || nodeLabelSelector ? {
+        workloadScope: { ...(podNamespace ? { namespace: podNamespace } : {}), ...(nodeLabelSelector ? { nodeLabelSelector } : {}) },
+      } : {}),
       dryRun: values['dry-run'] === true,
       batch: { idleMs, maxMs },
       registry,
@@ -125,6 +141,7 @@ export const controllerCommand: Command = {
         stopping ??= (async () => {
           await controller.stop();
           await server?.close();
+          await pool?.destroy();
         })();
         stopping.then(() => resolve(0), () => resolve(1));
       };
@@ -136,6 +153,7 @@ export const controllerCommand: Command = {
     } catch (err) {
       await controller.stop().catch(() => {});
       await server?.close();
+      await pool?.destroy();
       throw new CliError(`controller: ${(err as Error).message.split('\n')[0]}`);
     }
     return done;
