@@ -1,4 +1,4 @@
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 import type {
   CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from '../capi/actuator.js';
@@ -8,7 +8,7 @@ import {
 } from '../api/capi.js';
 import { type ClusterObjects, type UnstructuredObject, emptyClusterObjects } from '../cluster/objects.js';
 import type { NodeGroup } from '../cluster/snapshot.js';
-import type { ClusterStateSource } from '../cluster/state.js';
+import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
 import type { MetricsRecorder } from './metrics.js';
@@ -76,8 +76,11 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   private podSeq = 0;
   private capacityEpoch = 1;
   private cycleScheduled = false;
-  private readonly listeners = new Set<(kind: Kind) => void>();
-  private readonly dirty = new Set<Kind>();
+  private readonly listeners = new Set<(kind: Kind, change?: StateChange) => void>();
+  /** Watch events of the current instant, delivered by `flush`. */
+  private events: { kind: Kind; type: StateChange['type']; object: KubernetesObject | SimGroup }[] = [];
+  private readonly groupsChanged = new Set<SimGroup>();
+  private changeCount = 0;
   private cache: ClusterObjects = emptyClusterObjects();
   private readonly stale = new Set<Kind>(['pods', 'nodes', 'nodeGroups', 'machines']);
   private readonly clock: VirtualClock;
@@ -126,24 +129,48 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     return true;
   }
 
-  onChange(fn: (kind: Kind) => void): () => void {
+  onChange(fn: (kind: Kind, change?: StateChange) => void): () => void {
     this.listeners.add(fn);
     return () => { this.listeners.delete(fn); };
   }
 
-  /** Delivers the coalesced change notifications; true when any listener ran. */
+  /**
+   * Delivers the instant's watch events, in order, as an informer would; a node
+   * group's replica changes arrive as one MODIFIED with its final state. True when
+   * any listener ran.
+   */
   flush(): boolean {
-    if (this.dirty.size === 0) return false;
-    const kinds = [...this.dirty];
-    this.dirty.clear();
+    if (this.events.length === 0) return false;
+    const events = this.events;
+    this.events = [];
+    this.groupsChanged.clear();
     if (this.listeners.size === 0) return false;
-    for (const k of kinds) for (const fn of [...this.listeners]) fn(k);
+    const listeners = [...this.listeners];
+    for (const e of events) {
+      const object = e.kind === 'nodeGroups' ? this.groupObject(e.object as SimGroup) : e.object as KubernetesObject;
+      const change: StateChange = { type: e.type, object };
+      for (const fn of listeners) fn(e.kind, change);
+    }
     return true;
   }
 
-  private changed(kind: Kind): void {
-    this.dirty.add(kind);
+  /** Bumped on every change: lets a policy skip work when nothing changed since last time. */
+  get version(): number {
+    return this.changeCount;
+  }
+
+  private changed(kind: Kind, type: StateChange['type'], object: KubernetesObject): void {
+    this.changeCount++;
+    this.events.push({ kind, type, object });
     this.stale.add(kind);
+  }
+
+  private groupChanged(g: SimGroup): void {
+    this.changeCount++;
+    this.stale.add('nodeGroups');
+    if (this.groupsChanged.has(g)) return;
+    this.groupsChanged.add(g);
+    this.events.push({ kind: 'nodeGroups', type: 'MODIFIED', object: g });
   }
 
   // ---- CapiActuator -------------------------------------------------------
@@ -172,7 +199,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     this.actions.push({ at: this.clock.now(), group: g.id, from: g.replicas, to: g.replicas - 1, ...(m.node ? { node: m.node.name } : {}), reason });
     this.removeMachine(m);
     g.replicas--;
-    this.changed('nodeGroups');
+    this.groupChanged(g);
     this.metrics.scaleActions++;
     return { replicas: g.replicas, written: true };
   }
@@ -202,7 +229,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       this.removeMachine(booting ?? g.machines[g.machines.length - 1]!);
     }
     g.replicas = target;
-    this.changed('nodeGroups');
+    this.groupChanged(g);
   }
 
   private addMachine(g: SimGroup, bootDelay: number | undefined): void {
@@ -229,7 +256,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     };
     g.machines.push(m);
     this.metrics.machineAdded(g.pricePerHour);
-    this.changed('machines');
+    this.changed('machines', 'ADDED', m.object);
     if (delay <= 0) this.nodeReady(m);
     else m.cancelBoot = this.clock.setTimer(delay, () => this.nodeReady(m));
   }
@@ -267,8 +294,9 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     };
     this.nodes.set(name, node);
     this.metrics.nodeReady(allocatable[CPU] ?? 0, allocatable[MEMORY] ?? 0, 1);
-    this.changed('nodes');
-    this.changed('machines');
+    this.changed('nodes', 'ADDED', object);
+    this.changed('machines', 'MODIFIED', m.object);
+    this.groupChanged(g);
     this.capacityGrew();
   }
 
@@ -283,15 +311,16 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       for (const p of evicted) this.unbind(p);
       this.nodes.delete(node.name);
       this.metrics.nodeReady(node.allocatable[CPU] ?? 0, node.allocatable[MEMORY] ?? 0, -1);
-      this.changed('nodes');
+      this.changed('nodes', 'DELETED', node.object);
       for (const p of evicted) {
         this.pods.delete(p.key);
-        this.changed('pods');
+        this.changed('pods', 'DELETED', p.object);
         p.owner.onEvicted(p);
       }
     }
     this.metrics.machineRemoved(g.pricePerHour);
-    this.changed('machines');
+    this.changed('machines', 'DELETED', m.object);
+    this.groupChanged(g);
   }
 
   private groupObject(g: SimGroup): UnstructuredObject {
@@ -326,7 +355,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       this.lanes.set(scheduling.equivalenceKey, lane);
     }
     lane.pods.push(pod);
-    this.changed('pods');
+    this.changed('pods', 'ADDED', object);
     this.requestCycle();
     return pod;
   }
@@ -341,7 +370,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       if (pod.unschedulable) this.unschedulableNow--;
       this.metrics.podWaited(this.clock.now() - pod.createdAt);
     }
-    this.changed('pods');
+    this.changed('pods', 'DELETED', pod.object);
   }
 
   get pendingCount(): number {
@@ -385,7 +414,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     if (pod.unschedulable) this.unschedulableNow--;
     this.metrics.podWaited(now - pod.createdAt);
     this.metrics.podUsage(pod.scheduling.requests[CPU] ?? 0, pod.scheduling.requests[MEMORY] ?? 0, 1);
-    this.changed('pods');
+    this.changed('pods', 'MODIFIED', pod.object);
     pod.owner.onBound(pod);
   }
 
@@ -464,7 +493,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
           conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/N nodes are available' }],
         },
       };
-      this.changed('pods');
+      this.changed('pods', 'MODIFIED', p.object);
     }
     lane.marked = lane.pods.length;
   }

@@ -35,10 +35,14 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
     const { cluster, clock } = ctx;
     const unneededSince = new Map<string, number>();
     let lastScaleUp = -Infinity;
+    /** The cluster version at which a scale-up evaluation last found nothing to do. */
+    let idleAt = -1;
     let cancel: () => void = () => {};
 
     const scaleUp = async (): Promise<boolean> => {
       if (cluster.unschedulableCount === 0) return false;
+      // The evaluation is a pure function of the state: same state, same (empty) answer.
+      if (cluster.version === idleAt) return false;
       const snapshot = ctx.snapshot();
       if (snapshot.pendingPods.length === 0) return false;
       let best: { waste: number; price: number; id: string; from: number; to: number; ref: { kind: Plan['scaleUps'][number]['kind']; namespace: string; name: string } } | undefined;
@@ -65,7 +69,10 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
           best = { waste, price, id: g.id, from: up.from, to: up.to, ref: { kind: g.kind, namespace: g.namespace, name: g.name } };
         }
       }
-      if (!best) return false;
+      if (!best) {
+        idleAt = cluster.version;
+        return false;
+      }
       const r = await cluster.scaleTo(best.ref, best.from, best.to, 'periodic: least-waste scale-up');
       if (r.written) lastScaleUp = clock.now();
       return r.written;
