@@ -16,6 +16,7 @@ import type { Placement, Plan, ScaleUp, UnschedulablePod } from './plan.js';
 import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
 
 const ALL_TAINT_EFFECTS: readonly string[] = [...HARD_TAINT_EFFECTS, 'PreferNoSchedule'];
+const EMPTY = new Uint8Array(0);
 
 /** A node group as the packer sees it: what a new node offers after DaemonSet overhead. */
 export interface GroupInfo {
@@ -331,7 +332,8 @@ export class PackingState {
       || spreads.some((r) => r.counter.spec.topologyKey !== HOSTNAME);
     return {
       cls, level, last, pod: l.pod, avoidPreferNoSchedule: l.avoidPreferNoSchedule, relaxed: l.relaxed, affinity, anti, spreads, zonal,
-      groupFeasible: new Uint8Array(this.groups.length), existingFeasible: new Uint8Array(this.existingBins.length),
+      // Allocated on first use: most rungs of most ladders are never tried.
+      groupFeasible: EMPTY, existingFeasible: EMPTY,
     };
   }
 
@@ -359,6 +361,7 @@ export class PackingState {
   }
 
   groupFeasible(cl: ClassLevel, gi: number): boolean {
+    if (cl.groupFeasible === EMPTY) cl.groupFeasible = new Uint8Array(this.groups.length);
     let v = cl.groupFeasible[gi]!;
     if (v === 0) {
       const g = this.groups[gi]!;
@@ -369,6 +372,7 @@ export class PackingState {
   }
 
   existingFeasible(cl: ClassLevel, bin: Bin): boolean {
+    if (cl.existingFeasible === EMPTY) cl.existingFeasible = new Uint8Array(this.existingBins.length);
     let v = cl.existingFeasible[bin.existingIndex]!;
     if (v === 0) {
       const node = (bin as Bin & { node: SnapshotNode }).node;

@@ -43,13 +43,18 @@ export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Pl
   return st.toPlan();
 }
 
-/** Largest first by dominant share of the total demand; index breaks ties (deterministic). */
+/**
+ * Higher priority first (when capacity or limits run short, they get it, as
+ * kube-scheduler would give it to them), then largest first by dominant share of
+ * the total demand; index breaks ties (deterministic).
+ */
 export function classOrder(st: PackingState): number[] {
   const r = st.remainingDemand;
   const cpu = Math.max(1, r[CPU] ?? 0);
   const mem = Math.max(1, r[MEMORY] ?? 0);
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
-  return st.classes.map((_, i) => i).sort((a, b) => size[b]! - size[a]! || a - b);
+  const prio = st.classes.map((cs) => cs.cls.proto.priority);
+  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || size[b]! - size[a]! || a - b);
 }
 
 class CostAwarePacker {

@@ -104,6 +104,15 @@ describe('solve: resources, existing capacity, limits and cost', () => {
     expect(plan.unschedulable[0]!.reason).to.contain('max size 3 reached').and.contain('max size 1 reached');
   });
 
+  it('gives scarce capacity to higher-priority pods first', () => {
+    const s = snapshot({
+      groups: [group('one', { cpu: '2', price: 0.1, max: 1 })],
+      pendingPods: [pod('low', { cpu: '2', spec: { priority: 0 } }), pod('high', { cpu: '2', spec: { priority: 1000 } })],
+    });
+    const plan = solve(s);
+    expect(where(plan)).to.deep.equal({ 'default/high': 'one#0', 'default/low': '-' });
+  });
+
   it('never exceeds NodePool limits', () => {
     const s = snapshot({
       groups: [group('pooled', { cpu: '4', price: 0.1, nodePool: 'default' })],
