@@ -73,7 +73,9 @@ export function buildNodeTemplate(group: NodeGroupView, capacity: CapacityAnnota
   if (!capacity.complete && !learned) return undefined;
   const allocatable: Resources = { ...(learned?.allocatable ?? {}), ...capacity.allocatable };
   if (!allocatable.cpu || !allocatable.memory || !allocatable.pods) return undefined;
-  const labels: Record<string, string> = { ...(learned?.labels ?? {}), ...group.template.labels, ...capacity.labels };
+  const labels: Record<string, string> = { ...(learned?.labels ?? {}) };
+  for (const k in group.template.labels) if (!k.startsWith(CAPI_BOOKKEEPING_PREFIX)) labels[k] = group.template.labels[k]!;
+  Object.assign(labels, capacity.labels);
   if (labels[ZONE_LABEL] === undefined && group.failureDomains.length === 1) labels[ZONE_LABEL] = group.failureDomains[0]!;
   labels[OS_LABEL] ??= 'linux';
   labels[ARCH_LABEL] ??= 'amd64';
@@ -81,6 +83,12 @@ export function buildNodeTemplate(group: NodeGroupView, capacity: CapacityAnnota
   const taints = mergeTaints(learned?.taints ?? [], group.template.taints, capacity.taints);
   return { allocatable, labels, taints };
 }
+
+/**
+ * CAPI's own Machine labels (`cluster.x-k8s.io/deployment-name`, `set-name`,
+ * `cluster-name`, ...) stay on the Machine and never reach the Node.
+ */
+const CAPI_BOOKKEEPING_PREFIX = 'cluster.x-k8s.io/';
 
 /** Tolerations the DaemonSet controller adds to every DaemonSet pod (pkg/controller/daemon/util). */
 const DAEMONSET_TOLERATIONS: V1Toleration[] = [

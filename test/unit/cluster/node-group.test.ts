@@ -39,7 +39,7 @@ describe('node groups', () => {
   });
 
   it('builds a template from annotations: labels layered, zone from the failure domain, os/arch defaults', () => {
-    const v = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}labels`]: 'tier=gold', [`${P}taints`]: 'a=b:NoSchedule' }, { role: 'worker', tier: 'silver' }, { taints: [{ key: 'capi', effect: 'PreferNoSchedule' }] });
+    const v = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}labels`]: 'tier=gold', [`${P}taints`]: 'a=b:NoSchedule' }, { role: 'worker', tier: 'silver', 'cluster.x-k8s.io/deployment-name': 'g' }, { taints: [{ key: 'capi', effect: 'PreferNoSchedule' }] });
     const t = buildNodeTemplate(v, parseCapacityAnnotations(v));
     expect(t).to.deep.equal({
       allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 },
