@@ -19,6 +19,7 @@ import {
   AdmissionregistrationV1Api,
   AppsV1Api,
   AuthorizationV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   type KubeConfig,
   PatchStrategy,
@@ -29,6 +30,9 @@ import {
 import { expect } from 'chai';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { ControlPlane } from '../harness/control-plane.js';
+import { freePort } from '../harness/ports.js';
+import { httpStatus, waitFor } from '../harness/probe.js';
+import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { CHART_DIR, helm } from './helm-chart.js';
 import { sharedControlPlane } from './hooks.js';
@@ -199,7 +203,9 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
   it('keeps the generated certificate across helm upgrade', async () => {
     const core = kc.makeApiClient(CoreV1Api);
     const before = await core.readNamespacedSecret({ name: `${fullname}-tls`, namespace: ns });
-    const r = await helm(['upgrade', release, CHART_DIR, ...helmArgs(), '--reuse-values', '--set', 'controller.dryRun=true']);
+    // Dry run, and node groups from this namespace only: the controller started below
+    // with these args must not act on other test files' objects.
+    const r = await helm(['upgrade', release, CHART_DIR, ...helmArgs(), '--reuse-values', '--set', 'controller.dryRun=true', '--set', `controller.nodeGroupAutoDiscovery[0]=clusterapi:namespace=${ns}`]);
     expect(r.code, r.stderr).to.equal(0);
     const after = await core.readNamespacedSecret({ name: `${fullname}-tls`, namespace: ns });
     expect(after.data).to.deep.equal(before.data);
@@ -207,6 +213,58 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(before.data!['ca.crt']);
     const deploy = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: fullname, namespace: ns });
     expect(deploy.spec!.template.spec!.containers[0]!.args).to.include('--dry-run');
+  });
+
+  it('the real controller, run with the Deployment\'s args and the ServiceAccount\'s token, syncs every informer and takes the Lease', async function () {
+    this.timeout(180_000);
+    const core = kc.makeApiClient(CoreV1Api);
+    const deploy = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: fullname, namespace: ns });
+    const args = deploy.spec!.template.spec!.containers[0]!.args!;
+    expect(args).to.include('--dry-run');
+    const token = await core.createNamespacedServiceAccountToken({ name: deploy.spec!.template.spec!.serviceAccountName!, namespace: ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const dir = makeTempDir('headroom-helm-controller-');
+    const kubeconfig = join(dir, 'sa.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      toYaml({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: cp.server, 'certificate-authority-data': Buffer.from(cp.ca.certPem).toString('base64') } }],
+        users: [{ name: 'sa', user: { token: token.status!.token } }],
+        contexts: [{ name: 'sa', context: { cluster: 'c', user: 'sa' } }],
+        'current-context': 'sa',
+      }),
+      { mode: 0o600 },
+    );
+    const port = await freePort();
+    const env = { ...process.env, POD_NAMESPACE: ns, POD_NAME: `${fullname}-test` };
+    // As kubelet would: $(POD_NAMESPACE) expanded; then the in-cluster config replaced by
+    // the token kubeconfig, and the metrics listener moved to a free loopback port.
+    const expanded = args.map((a) => a.replace(/\$\(([A-Z_]+)\)/g, (_m, v: string) => (env as Record<string, string>)[v] ?? ''));
+    // bin/headroom.js runs dist/; this runs the same main() from the sources (worker
+    // threads inherit --import tsx).
+    const launcher = join(dir, 'headroom.mjs');
+    const mainUrl = new URL('../../src/cli/main.ts', import.meta.url).href;
+    writeFileSync(launcher, `const { main } = await import(${JSON.stringify(mainUrl)});\nprocess.exitCode = await main(process.argv.slice(2));\n`);
+    const proc = ManagedProcess.start('headroom-controller', process.execPath, ['--import', 'tsx', launcher, ...expanded, `--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${port}`], { logFile: join(dir, 'controller.log'), env });
+    try {
+      await waitFor('/readyz (every informer synced with the chart\'s RBAC)', async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, { timeoutMs: 120_000, intervalMs: 250, watch: [proc] });
+      const coordination = kc.makeApiClient(CoordinationV1Api);
+      const holder = await waitUntil('the Lease to be held', async () => {
+        const lease = await coordination.readNamespacedLease({ name: fullname, namespace: ns }).catch(() => undefined);
+        return lease?.spec?.holderIdentity || undefined;
+      }, 60_000);
+      expect(holder).to.be.a('string');
+      expect(proc.logTail(200)).to.not.match(/forbidden|\b403\b/i);
+      await proc.stop(10_000);
+      // A graceful stop releases the Lease (a PUT the Role must allow).
+      const released = await coordination.readNamespacedLease({ name: fullname, namespace: ns });
+      expect(released.spec?.holderIdentity ?? null).to.not.equal(holder);
+      expect(proc.logTail(200)).to.not.match(/forbidden|\b403\b/i);
+    } finally {
+      await proc.stop(2_000);
+      removeTempDir(dir);
+    }
   });
 
   it('ships a scheduler configuration the real kube-scheduler accepts, and pods still bind with the extender unreachable', async function () {
