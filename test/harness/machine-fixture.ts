@@ -299,7 +299,10 @@ export class MachineFixture {
     }
     this.firstSeen.delete(uid);
     const providerID = node.spec?.providerID ?? `kwok://${name}`;
-    if (m.spec?.providerID !== providerID) await this.patch(m, { spec: { providerID } });
+    if (m.spec?.providerID !== providerID) {
+      await this.patch(m, { spec: { providerID } });
+      return; // the patch bumped metadata.generation: status (observedGeneration) next pass
+    }
     const ready = isNodeReady(node);
     const conditions = ['Ready', 'Available'].map((type) => condition(m, type, ready, ready ? 'NodeReady' : 'NodeNotReady', this.now()));
     const failureDomain = (m.spec as { failureDomain?: string } | undefined)?.failureDomain;
@@ -342,7 +345,7 @@ export class MachineFixture {
     }
     const sorted = [...members].sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
     const providerIDList = sorted.map((n) => n.spec?.providerID ?? `kwok://${n.metadata!.name}`);
-    if (JSON.stringify(mp.spec?.providerIDList ?? []) !== JSON.stringify(providerIDList)) await this.patch(mp, { spec: { providerIDList } });
+    if (canonical(mp.spec?.providerIDList ?? []) !== canonical(providerIDList)) await this.patch(mp, { spec: { providerIDList } });
     const ready = sorted.filter(isNodeReady).length;
     const desired = desiredReplicas(mp);
     await this.patchStatusIfChanged(mp, {
@@ -574,7 +577,7 @@ export class MachineFixture {
 
   private async patchStatusIfChanged(o: Obj, status: Record<string, unknown>): Promise<void> {
     const current = (o.status ?? {}) as Record<string, unknown>;
-    const changed = Object.entries(status).some(([k, v]) => JSON.stringify(current[k]) !== JSON.stringify(v));
+    const changed = Object.entries(status).some(([k, v]) => canonical(current[k]) !== canonical(v));
     if (!changed) return;
     try {
       await kubeRequest(this.kc, 'PATCH', `${this.objectPath(o)}/status`, { status });
@@ -657,6 +660,14 @@ function condition(o: Obj, type: string, ok: boolean, reason: string, nowMs: num
   const prev = ((o.status?.conditions ?? []) as Array<{ type: string; status: string; lastTransitionTime?: string }>).find((c) => c.type === type);
   const lastTransitionTime = prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
   return { type, status, reason, message: '', lastTransitionTime, observedGeneration: o.metadata.generation };
+}
+
+/** JSON with object keys sorted: the apiserver returns CR fields in its own order. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, val: unknown) =>
+    val && typeof val === 'object' && !Array.isArray(val)
+      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)))
+      : val);
 }
 
 function randomSuffix(): string {

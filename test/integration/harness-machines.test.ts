@@ -102,7 +102,8 @@ describe('harness: machine fixture', function () {
     expect(sets).to.have.length(1);
     const machines = await eventually('machines report their nodes', async () => {
       const ms = await list<Capi>(path(ns, 'machines'));
-      return ms.length === 3 && ms.every((m) => m.status?.nodeRef && m.status.phase === 'Running') ? ms : false;
+      const ready = (m: Capi) => (m.status?.conditions as Array<{ type: string; status: string }> | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True');
+      return ms.length === 3 && ms.every((m) => m.status?.nodeRef && m.status.phase === 'Running' && ready(m)) ? ms : false;
     });
     expect(machines.map((m) => m.status!.nodeRef!.name).sort()).to.deep.equal(nodes.map((n) => n.metadata!.name).sort());
     expect(machines.every((m) => m.spec.providerID === `kwok://${m.status!.nodeRef!.name}`)).to.equal(true);
@@ -113,6 +114,12 @@ describe('harness: machine fixture', function () {
     expect(md.status!.replicas).to.equal(3);
     const scaleNow = await kubeRequest<{ status: { replicas: number; selector?: string } }>(kc, 'GET', `${path(ns, 'machinedeployments', 'md-a')}/scale`);
     expect(scaleNow.status).to.deep.equal({ replicas: 3, selector: 'pool=a' });
+
+    // Level-triggered but quiet: once settled, passes write nothing (no informer churn).
+    const versions = async () => (await list<Capi & { metadata: { resourceVersion: string } }>(path(ns, 'machines'))).map((m) => m.metadata.resourceVersion).sort();
+    const before = await versions();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await versions()).to.deep.equal(before);
   });
 
   it('scale-down removes Machines annotated delete-machine first, and their Nodes', async () => {
