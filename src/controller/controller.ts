@@ -14,6 +14,7 @@ import { Provisioner, type CycleReport, type SolveFn } from '../provisioning/pro
 import { KubeClient } from './kube-client.js';
 import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
+import { NodePoolStatusWriter } from './nodepool-status.js';
 import { PodLatencyTracker } from './pod-latency.js';
 
 /**
@@ -48,6 +49,8 @@ export interface ControllerOptions {
   /** See ClusterCacheOptions.workloadScope (shared clusters, tests). */
   workloadScope?: { namespace?: string; nodeLabelSelector?: string };
   observeTimeoutMs?: number;
+  /** How often the leader refreshes NodePool status. Default 10 s. */
+  nodePoolStatusIntervalMs?: number;
   onCycle?: (r: CycleReport) => void;
   log?: (msg: string) => void;
 }
@@ -61,6 +64,7 @@ export class Controller {
   private elector: LeaderElector | undefined;
   private metrics: ControllerMetrics | undefined;
   private latency: PodLatencyTracker | undefined;
+  private poolStatus: NodePoolStatusWriter | undefined;
   private unsubscribeIntake: (() => void) | undefined;
   private leading = false;
   private readonly log: (msg: string) => void;
@@ -140,6 +144,10 @@ export class Controller {
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
     });
     this.provisioner.start();
+    if (!this.opts.dryRun) {
+      this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient, this.log, this.opts.nodePoolStatusIntervalMs);
+      this.poolStatus.start();
+    }
     if (this.opts.intake) this.unsubscribeIntake = this.opts.intake.subscribe(() => this.provisioner?.trigger());
   }
 
@@ -148,6 +156,8 @@ export class Controller {
     this.leading = false;
     this.metrics?.setLeader(false);
     this.unsubscribeIntake?.();
+    this.poolStatus?.stop();
+    this.poolStatus = undefined;
     const p = this.provisioner;
     this.provisioner = undefined;
     await p?.stop();
@@ -166,6 +176,7 @@ export class Controller {
   /** Abrupt stop for tests (a killed process): no lease release, nothing finished. */
   kill(): void {
     this.leading = false;
+    this.poolStatus?.stop();
     void this.provisioner?.stop();
     this.provisioner = undefined;
     this.elector?.abandon();

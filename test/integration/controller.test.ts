@@ -206,7 +206,7 @@ describe('headroom controller on a real control plane', function () {
         }
       });
       mdWatch.start();
-      await s.startController({ batch: { idleMs: 200, maxMs: 2000 } });
+      await s.startController({ batch: { idleMs: 200, maxMs: 2000 }, nodePoolStatusIntervalMs: 500 });
       // Three bursts, each far beyond the limits, racing the batch windows.
       await Promise.all([
         s.createPods('one', 20, '1'),
@@ -227,6 +227,14 @@ describe('headroom controller on a real control plane', function () {
       expect(peak.a * 4 + peak.b * 2).to.be.at.most(16);
       // And the limits are actually reached (the bursts need far more).
       expect(a + b).to.be.at.least(4);
+      // The pool's status shows its usage and members.
+      const status = await eventually('NodePool status', async () => {
+        const pool = await client.get<{ status?: { resources?: Record<string, string>; nodeGroups?: string[]; conditions?: Array<{ type: string; status: string }> } }>(`/apis/headroom.dev/v1alpha1/nodepools/${poolName}`);
+        return pool.status?.resources?.nodes === String(a + b) ? pool.status : false;
+      }, { timeoutMs: 10_000 });
+      expect(status.resources).to.deep.equal({ cpu: String(a * 4 + b * 2), memory: `${a * 16 + b * 8}Gi`, nodes: String(a + b) });
+      expect(status.nodeGroups).to.deep.equal([`MachineDeployment/${s.ns}/a`, `MachineDeployment/${s.ns}/b`]);
+      expect(status.conditions?.find((c) => c.type === 'Ready')?.status).to.equal('True');
     } finally {
       await client.request('DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
       await s.cleanup();
