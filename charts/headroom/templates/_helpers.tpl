@@ -150,6 +150,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- if .Values.controller.dryRun }}
 - --dry-run
 {{- end }}
+- --solver-threads={{ .Values.controller.solverThreads }}
 {{- with .Values.server.args }}
 {{ toYaml . }}
 {{- end }}
