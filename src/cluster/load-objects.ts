@@ -24,7 +24,7 @@ export interface LoadInput {
   text: string;
 }
 
-type Bucket = Exclude<keyof ClusterObjects, never>;
+export type Bucket = keyof ClusterObjects;
 
 const CORE: Record<string, Bucket> = {
   'v1/Pod': 'pods',
