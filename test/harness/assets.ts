@@ -16,17 +16,23 @@ export interface Assets {
 let cached: Assets | undefined;
 
 /**
- * The directory of real binaries: $HEADROOM_TEST_ASSETS if set, else whatever
- * build-binaries.sh prints (instant on a warm cache; a cold build takes minutes,
- * so run `bash test/harness/build-binaries.sh` or `.ci/run` first).
+ * The directory of real binaries: $HEADROOM_TEST_ASSETS if set, else the cache of
+ * build-binaries.sh. A cold build takes minutes, longer than any test hook should
+ * block, so it is not started from here: run `bash test/harness/build-binaries.sh`
+ * (or `.ci/run`) once first.
  */
 export function resolveAssets(): Assets {
   if (cached) return cached;
   let dir = process.env.HEADROOM_TEST_ASSETS;
   if (!dir) {
     const script = join(dirname(fileURLToPath(import.meta.url)), 'build-binaries.sh');
-    const out = execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    dir = out.trim().split('\n').at(-1) ?? '';
+    try {
+      const out = execFileSync('bash', [script, '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      dir = out.trim().split('\n').at(-1) ?? '';
+    } catch {
+      throw new Error('the real Kubernetes test binaries are not built yet: run `bash test/harness/build-binaries.sh` '
+        + '(minutes on a cold cache) or `bash .ci/run`, or set HEADROOM_TEST_ASSETS to a directory of prebuilt binaries');
+    }
   }
   for (const b of BINARIES) {
     if (!existsSync(join(dir, b))) throw new Error(`test binaries: ${join(dir, b)} is missing (HEADROOM_TEST_ASSETS=${dir})`);

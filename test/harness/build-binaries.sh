@@ -11,7 +11,10 @@
 # HEADROOM_CACHE=/dir        cache root (default ~/.cache/headroom).
 #
 # Prints the directory that holds the binaries on its last line of stdout.
+# --check: build nothing; print the directory if everything is there, else exit 3.
 set -euo pipefail
+CHECK_ONLY=0
+[[ "${1:-}" == --check ]] && CHECK_ONLY=1
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
@@ -43,6 +46,10 @@ if [[ $complete == 1 ]]; then
   log "all binaries cached in $OUT"
   echo "$OUT"
   exit 0
+fi
+if [[ $CHECK_ONLY == 1 ]]; then
+  echo "test binaries are not built yet in $OUT" >&2
+  exit 3
 fi
 
 command -v go >/dev/null || { echo "go is required to build the test binaries (or set HEADROOM_TEST_ASSETS)" >&2; exit 1; }
