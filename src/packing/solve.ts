@@ -1,5 +1,5 @@
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
-import { CPU, MEMORY } from '../scheduling/resources.js';
+import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { type Bin, type ClassLevel, type ClassState, PackingState } from './packing-state.js';
 import type { Plan } from './plan.js';
@@ -45,8 +45,10 @@ export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Pl
 
 /**
  * Higher priority first (when capacity or limits run short, they get it, as
- * kube-scheduler would give it to them), then largest first by dominant share of
- * the total demand; index breaks ties (deterministic).
+ * kube-scheduler would give it to them); then pods that force nodes of their own
+ * (hostname anti-affinity or spread among themselves), so those nodes exist before
+ * everything else is shared out over them; then largest first by dominant share
+ * of the total demand; index breaks ties (deterministic).
  */
 export function classOrder(st: PackingState): number[] {
   const r = st.remainingDemand;
@@ -54,13 +56,16 @@ export function classOrder(st: PackingState): number[] {
   const mem = Math.max(1, r[MEMORY] ?? 0);
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
   const prio = st.classes.map((cs) => cs.cls.proto.priority);
-  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || size[b]! - size[a]! || a - b);
+  const forcing = st.classes.map((cs) => (cs.hostnameKey ? 1 : 0));
+  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || forcing[b]! - forcing[a]! || size[b]! - size[a]! || a - b);
 }
 
 class CostAwarePacker {
   private readonly openExisting: Bin[];
   private openNew: Bin[] = [];
   private acc = 0;
+  /** Free room on the new nodes opened so far (what they can still carry). */
+  private readonly openFree: Record<string, number> = {};
   /** Remaining pods of the class when it reached the new nodes (the base of its per-node quota). */
   private k0 = 0;
   private readonly minCpu: number;
@@ -76,6 +81,12 @@ class CostAwarePacker {
     }
     this.minCpu = minCpu;
     this.minMem = minMem;
+  }
+
+  /** Places pods and keeps the free room of new nodes current. */
+  private put(cl: ClassLevel, bin: Bin, n: number): void {
+    this.st.place(cl, bin, n);
+    if (!bin.existing) addInto(this.openFree, cl.cls.req, -n);
   }
 
   private full(b: Bin): boolean {
@@ -96,14 +107,16 @@ class CostAwarePacker {
       if (gi < 0) break;
       const bin = this.st.openBin(gi);
       bin.share = this.share(gi);
+      addInto(this.openFree, bin.free);
       const n = Math.min(this.st.allowance(cl, bin), cs.remaining, Math.max(1, this.quota(bin)));
       if (n <= 0) {
         // The group looked right but refuses (e.g. spread eligibility differs inside its topology class).
         tried.add(gi);
+        addInto(this.openFree, bin.free, -1);
         this.st.releaseEmpty(bin);
         continue;
       }
-      this.st.place(cl, bin, n);
+      this.put(cl, bin, n);
       this.openNew.push(bin);
       if (cs.remaining > 0 && cl.spreads.length) this.laps(cs, cl, this.openNew);
     }
@@ -144,7 +157,7 @@ class CostAwarePacker {
       const q = this.quota(bin);
       if (q <= 0) continue;
       const n = Math.min(st.allowance(cl, bin), q, cs.remaining);
-      if (n > 0) st.place(cl, bin, n);
+      if (n > 0) this.put(cl, bin, n);
     }
   }
 
@@ -162,15 +175,22 @@ class CostAwarePacker {
         let n = st.allowance(cl, bin);
         if (n <= 0) continue;
         if (n > cs.remaining) n = cs.remaining;
-        st.place(cl, bin, n);
+        this.put(cl, bin, n);
         progress = true;
       }
       if (!progress || cl.spreads.length === 0) break;
     }
   }
 
+  /** Drops full nodes from the candidates (their scraps no longer count as room). */
   private compact(): void {
-    if (this.openNew.length > 64 && this.openNew.some((b) => this.full(b))) this.openNew = this.openNew.filter((b) => !this.full(b));
+    if (this.openNew.length <= 64 || !this.openNew.some((b) => this.full(b))) return;
+    const keep: Bin[] = [];
+    for (const b of this.openNew) {
+      if (this.full(b)) addInto(this.openFree, b.free, -1);
+      else keep.push(b);
+    }
+    this.openNew = keep;
   }
 
   /**
@@ -189,7 +209,14 @@ class CostAwarePacker {
     }
     const keys: string[] = [];
     const slice: number[] = [];
-    for (const k in R) if (R[k]! > 0) { keys.push(k); slice.push(R[k]! / forced); }
+    // Room already opened on new nodes carries part of the remaining demand: while some
+    // pods still force nodes of their own, size those nodes for the rest.
+    const F = this.openFree;
+    for (const k in R) {
+      if (R[k]! <= 0) continue;
+      keys.push(k);
+      slice.push(forced > 1 ? Math.max(R[k]! * 0.01, R[k]! - (F[k] ?? 0)) / forced : R[k]! / forced);
+    }
 
     // Topology constraints depend only on the topology class: check them once per class.
     const dyn = new Int8Array(st.tclasses.length);
