@@ -126,6 +126,12 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
     expect(r.stdout).to.include('Usage: headroom <command>');
   });
 
+  it('does real work from the read-only tree: `headroom plan` on the example cluster', async () => {
+    const r = await run([...entrypoint(), 'plan', '-f', join(root, 'test/fixtures/example-cluster.yaml'), '-o', 'json'], rt, env);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.be.an('object');
+  });
+
   it('loads the whole `controller` command (its full import graph) with production dependencies only', async () => {
     const cmd = runtime.instructions.filter((i) => i.keyword === 'CMD').pop()!.words;
     const r = await run([...entrypoint(), ...cmd, '--help'], rt, env);
