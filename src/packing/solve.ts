@@ -61,7 +61,7 @@ export function classOrder(st: PackingState): number[] {
 }
 
 class CostAwarePacker {
-  private readonly openExisting: Bin[];
+  private openExisting: Bin[];
   private openNew: Bin[] = [];
   private acc = 0;
   /** Free room on the new nodes opened so far (what they can still carry). */
@@ -95,7 +95,7 @@ class CostAwarePacker {
 
   placeClass(cs: ClassState, cl: ClassLevel): void {
     this.laps(cs, cl, this.openExisting);
-    if (cs.remaining === 0) return;
+    if (cs.remaining === 0) { this.compact(); return; }
     this.k0 = cs.remaining;
     // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
     this.acc = (cs.cls.index * 0.6180339887) % 1;
@@ -184,6 +184,9 @@ class CostAwarePacker {
 
   /** Drops full nodes from the candidates (their scraps no longer count as room). */
   private compact(): void {
+    if (this.openExisting.length > 64 && this.openExisting.some((b) => this.full(b))) {
+      this.openExisting = this.openExisting.filter((b) => !this.full(b));
+    }
     if (this.openNew.length <= 64 || !this.openNew.some((b) => this.full(b))) return;
     const keep: Bin[] = [];
     for (const b of this.openNew) {

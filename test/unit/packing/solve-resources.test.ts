@@ -172,3 +172,33 @@ describe('solve: resources, existing capacity, limits and cost', () => {
     expect(new Set(Object.values(where(a))).size).to.equal(3);
   });
 });
+
+describe('solve: existing nodes at scale and reasons', () => {
+  it('skips cordoned nodes and says why nothing fits', () => {
+    const s = snapshot({
+      nodes: [node('cordoned', { unschedulable: true }), node('full', { cpu: '1', bound: [pod('x', { cpu: '1' })] })],
+      pendingPods: [pod('p', { cpu: '500m' })],
+    });
+    const plan = solve(s);
+    expect(plan.placements).to.deep.equal([]);
+    expect(plan.unschedulable[0]!.reason).to.contain('0/2 nodes available').and.contain('1 node unschedulable')
+      .and.contain('1 insufficient free cpu').and.contain('no node groups');
+  });
+
+  it('places thousands of pods of a few classes on hundreds of existing nodes, filling them before any new node', () => {
+    const nodes = Array.from({ length: 400 }, (_, i) => node(`n${i}`, { cpu: '8', memory: '32Gi', zone: `zone-${i % 3}` }));
+    const pods = [
+      ...replicas('a', 2000, { cpu: '500m', memory: '1Gi' }),
+      ...replicas('b', 2000, { cpu: '1', memory: '2Gi' }),
+      ...replicas('c', 1000, { cpu: '250m', memory: '256Mi' }),
+    ];
+    const s = snapshot({ nodes, groups: [group('g', { cpu: '8', memory: '32Gi', price: 1 })], pendingPods: pods });
+    const plan = solve(s);
+    // 400 x 8 cpu = 3200 cpu; demand 1000 + 2000 + 250 = 3250 cpu: the existing nodes fill up
+    // completely and the last 50 cpu (200 of the 250m pods) need one new node.
+    expect(plan.placements).to.have.length(5000);
+    const onExisting = plan.placements.filter((p) => 'node' in p).length;
+    expect(onExisting).to.equal(4800);
+    expect(newNodes(plan)).to.deep.equal({ g: 1 });
+  });
+});
