@@ -195,10 +195,10 @@ describe('solve: existing nodes at scale and reasons', () => {
     const s = snapshot({ nodes, groups: [group('g', { cpu: '8', memory: '32Gi', price: 1 })], pendingPods: pods });
     const plan = solve(s);
     // 400 x 8 cpu = 3200 cpu; demand 1000 + 2000 + 250 = 3250 cpu: the existing nodes fill up
-    // completely and the last 50 cpu (200 of the 250m pods) need one new node.
+    // completely and the last 50 cpu (200 of the 250m pods) need ceil(50 / 8) = 7 new nodes.
     expect(plan.placements).to.have.length(5000);
     const onExisting = plan.placements.filter((p) => 'node' in p).length;
     expect(onExisting).to.equal(4800);
-    expect(newNodes(plan)).to.deep.equal({ g: 1 });
+    expect(newNodes(plan)).to.deep.equal({ g: 7 });
   });
 });
