@@ -1,10 +1,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BUILTIN_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
-import { POLICY_FACTORIES, simulationSnapshot } from '../sim/policies.js';
+import { runParallel } from '../sim/parallel.js';
 import { renderReport } from '../sim/report-html.js';
 import { POLICY_NAMES, type PolicyName, type TraceResult, summaryJson } from '../sim/result.js';
-import { runTrace } from '../sim/run.js';
 import { formatTable } from '../sim/summary-table.js';
 import { type Trace, TraceError } from '../sim/trace.js';
 import { parseTrace } from '../sim/trace-parse.js';
@@ -57,16 +56,15 @@ function parseSeed(raw: string | undefined): number {
 }
 
 /** A one-line progress bar on stderr, only when stderr is a terminal. */
-function progressBar(total: number): { update(i: number, label: string, fraction: number): void; done(): void } {
+function progressBar(): { update(fraction: number, label: string): void; done(): void } {
   const tty = process.stderr.isTTY === true;
   let lastDraw = 0;
   return {
-    update(i, label, fraction) {
+    update(overall, label) {
       if (!tty) return;
       const now = Date.now();
-      if (now - lastDraw < 80 && fraction < 1) return;
+      if (now - lastDraw < 80 && overall < 1) return;
       lastDraw = now;
-      const overall = (i + fraction) / total;
       const width = 30;
       const filled = Math.round(overall * width);
       process.stderr.write(`\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(overall * 100).toFixed(0).padStart(3)}% ${label}`.padEnd(80));
@@ -94,22 +92,12 @@ export const simulateCommand: Command = {
     const policies = parsePolicies(values.policy as string | undefined);
     const seed = parseSeed(values.seed as string | undefined);
     const traces = loadTraces(spec);
-    const jobs = traces.length * policies.length;
-    const bar = progressBar(jobs);
-    const results: TraceResult[] = [];
-    let done = 0;
+    const bar = progressBar();
     const wall = performance.now();
+    let results: TraceResult[];
     try {
-      for (const trace of traces) {
-        const base = done;
-        results.push(await runTrace(trace, {
-          seed,
-          policies: policies.map((name) => ({ name, factory: POLICY_FACTORIES[name] })),
-          buildSnapshot: simulationSnapshot,
-          onProgress: (policy, fraction) => bar.update(base + policies.indexOf(policy), `${trace.name}/${policy}`, fraction),
-        }));
-        done += policies.length;
-      }
+      // Every trace x policy is an independent job: run them on all cores.
+      results = await runParallel(traces, { seed, policies, onProgress: (f, label) => bar.update(f, label) });
     } catch (err) {
       bar.done();
       throw new CliError(`simulation failed: ${(err as Error).message.split('\n')[0]}`);

@@ -74,7 +74,7 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
         await macrotask();
       }
     }
-    if ((events & 4095) === 0) onProgress?.((clock.now() - SIM_EPOCH) / trace.duration);
+    if ((events & 255) === 0) onProgress?.((clock.now() - SIM_EPOCH) / trace.duration);
   }
   clock.advanceTo(end);
   policy.stop();

@@ -1,0 +1,24 @@
+import type { MessagePort } from 'node:worker_threads';
+import { POLICY_FACTORIES, simulationSnapshot } from './policies.js';
+import type { PolicyName, PolicyRun } from './result.js';
+import { runPolicy } from './run.js';
+import type { Trace } from './trace.js';
+
+/** One trace x policy job for a simulation worker (structured clone). */
+export interface SimulationTask {
+  trace: Trace;
+  policy: PolicyName;
+  seed: number;
+  /** Receives `{ fraction }` now and then. */
+  progress?: MessagePort;
+}
+
+/** Piscina worker entry: runs one policy over one trace, exactly as in-process. */
+export default async function run(task: SimulationTask): Promise<PolicyRun> {
+  try {
+    return await runPolicy(task.trace, POLICY_FACTORIES[task.policy], { seed: task.seed, policies: [], buildSnapshot: simulationSnapshot },
+      (fraction) => task.progress?.postMessage({ fraction }));
+  } finally {
+    task.progress?.close();
+  }
+}
