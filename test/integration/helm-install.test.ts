@@ -22,6 +22,8 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
@@ -34,7 +36,7 @@ import { freePort } from '../harness/ports.js';
 import { httpStatus, waitFor } from '../harness/probe.js';
 import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
-import { CHART_DIR, helm } from './helm-chart.js';
+import { CHART_DIR, helm, renderChart } from './helm-chart.js';
 import { sharedControlPlane } from './hooks.js';
 
 function notFound(err: unknown): boolean {
@@ -319,6 +321,53 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       await core.deleteNamespacedPod({ name: 'bound-without-extender', namespace: ns, gracePeriodSeconds: 0 }).catch(() => undefined);
       await core.deleteNode({ name: node }).catch(() => undefined);
     }
+  });
+
+  it('every object rendered with all optional features on passes server-side dry-run validation', async () => {
+    const objects = await renderChart(ns, {
+      fullnameOverride: `kitchen-sink-${ns}`.slice(0, 50),
+      'managementCluster.kubeconfigSecret.name': 'mgmt-kubeconfig',
+      'controller.nodeGroupAutoDiscovery[0]': `clusterapi:namespace=${ns}`,
+      'controller.dryRun': true,
+      'controller.extraEnv[0].name': 'EXTRA',
+      'controller.extraEnv[0].value': 'x',
+      'service.annotations.a': 'b',
+      'serviceAccount.annotations.c': 'd',
+      'commonLabels.team': 'autoscaling',
+      'podLabels.tier': 'control',
+      'podAnnotations.e': 'f',
+      'nodeSelector.kubernetes\\.io/os': 'linux',
+      'tolerations[0].key': 'CriticalAddonsOnly',
+      'tolerations[0].operator': 'Exists',
+      'topologySpreadConstraints[0].maxSkew': 1,
+      'topologySpreadConstraints[0].topologyKey': 'topology.kubernetes.io/zone',
+      'topologySpreadConstraints[0].whenUnsatisfiable': 'ScheduleAnyway',
+      'topologySpreadConstraints[0].labelSelector.matchLabels.app\\.kubernetes\\.io/name': 'headroom',
+      'imagePullSecrets[0].name': 'regcred',
+      'image.digest': `sha256:${'a'.repeat(64)}`,
+      'webhook.excludeNamespaces[0]': 'monitoring',
+      'webhook.objectSelector.matchExpressions[0].key': 'headroom.dev/ignore',
+      'webhook.objectSelector.matchExpressions[0].operator': 'DoesNotExist',
+      'extender.urlPrefix': 'https://10.96.0.50:443/scheduler',
+      'extender.serverName': 'headroom.headroom-system.svc',
+      'metrics.serviceMonitor.enabled': true,
+      'certManager.enabled': true,
+      'rbac.standaloneMachineResources[0].apiGroup': 'infrastructure.cluster.x-k8s.io',
+      'rbac.standaloneMachineResources[0].templates[0]': 'dockermachinetemplates',
+      'rbac.standaloneMachineResources[0].resources[0]': 'dockermachines',
+    });
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    // No cert-manager or prometheus-operator CRDs in the test cluster.
+    const needCrds = new Set(['cert-manager.io/v1', 'monitoring.coreos.com/v1']);
+    expect(objects.filter((o) => needCrds.has(o.apiVersion)).map((o) => o.kind).sort()).to.deep.equal(['Certificate', 'Certificate', 'Issuer', 'Issuer', 'ServiceMonitor']);
+    const checked: string[] = [];
+    for (const o of objects.filter((x) => !needCrds.has(x.apiVersion))) {
+      await api.create(o as KubernetesObject, undefined, 'All').catch((err: { body?: string }) => {
+        throw new Error(`${o.kind}/${o.metadata.name} rejected: ${err.body ?? String(err)}`);
+      });
+      checked.push(o.kind);
+    }
+    expect(checked).to.include.members(['Deployment', 'MutatingWebhookConfiguration', 'ClusterRole', 'Role', 'Service', 'PodDisruptionBudget', 'ConfigMap']);
   });
 
   it('helm uninstall removes the cluster-scoped objects too', async () => {
