@@ -21,6 +21,10 @@ RUN npm run build \
 
 # distroless: no shell, no package manager; the :nonroot tag's user is 65532.
 FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="headroom" \
+      org.opencontainers.image.description="Predictive node autoscaler for Cluster API clusters" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/headroom-dev/headroom"
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build --chown=0:0 /app/package.json ./package.json
