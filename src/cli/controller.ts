@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { parseGroupDiscoverySpec, DiscoverySpecError, type GroupDiscoverySpec } from '../cluster/discovery.js';
+import { DiscoverySpecError, discoverySpecs } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
 import { SolverPool } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
@@ -56,23 +56,6 @@ function parseAddress(raw: string): { host: string; port: number } | undefined {
   return { host: m[1] || '0.0.0.0', port: Number(m[2]) };
 }
 
-export function discoverySpecs(values: { namespace?: string; clusterName?: string; specs: string[] }): GroupDiscoverySpec[] {
-  try {
-    const specs = values.specs.map(parseGroupDiscoverySpec);
-    if (values.namespace || values.clusterName) {
-      if (specs.length === 0) specs.push({ labels: {} });
-      for (const s of specs) {
-        if (values.namespace) s.namespace ??= values.namespace;
-        if (values.clusterName) s.clusterName ??= values.clusterName;
-      }
-    }
-    return specs;
-  } catch (err) {
-    if (err instanceof DiscoverySpecError) throw new UsageError(`controller: ${err.message}`);
-    throw err;
-  }
-}
-
 export const controllerCommand: Command = {
   name: 'controller',
   summary: 'run the autoscaler against a cluster (watch, batch, solve, scale CAPI node groups)',
@@ -99,11 +82,17 @@ export const controllerCommand: Command = {
     const maxMs = positiveMs(values['batch-max-duration'] as string | undefined, '--batch-max-duration', Math.max(DEFAULT_BATCH.maxMs, idleMs));
     if (maxMs < idleMs) throw new UsageError('controller: --batch-max-duration must be at least --batch-idle-duration');
     const address = parseAddress((values['metrics-address'] as string | undefined) ?? '127.0.0.1:8080');
-    const discovery = discoverySpecs({
-      namespace: values.namespace as string | undefined,
-      clusterName: values['cluster-name'] as string | undefined,
-      specs: (values['node-group-auto-discovery'] as string[] | undefined) ?? [],
-    });
+    let discovery;
+    try {
+      discovery = discoverySpecs({
+        namespace: values.namespace as string | undefined,
+        clusterName: values['cluster-name'] as string | undefined,
+        specs: (values['node-group-auto-discovery'] as string[] | undefined) ?? [],
+      });
+    } catch (err) {
+      if (err instanceof DiscoverySpecError) throw new UsageError(`controller: ${err.message}`);
+      throw err;
+    }
     const threadsRaw = values['solver-threads'] as string | undefined;
     if (threadsRaw !== undefined && !/^\d{1,3}$/.test(threadsRaw)) throw new UsageError(`controller: --solver-threads must be a small whole number, got "${threadsRaw}"`);
     const podNamespace = values['pod-namespace'] as string | undefined;

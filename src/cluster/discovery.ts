@@ -34,6 +34,19 @@ export function parseGroupDiscoverySpec(spec: string): GroupDiscoverySpec {
   return out;
 }
 
+/** The controller's --node-group-auto-discovery specs, with --namespace / --cluster-name folded into each. */
+export function discoverySpecs(values: { namespace?: string; clusterName?: string; specs: string[] }): GroupDiscoverySpec[] {
+  const specs = values.specs.map(parseGroupDiscoverySpec);
+  if (values.namespace || values.clusterName) {
+    if (specs.length === 0) specs.push({ labels: {} });
+    for (const s of specs) {
+      if (values.namespace) s.namespace ??= values.namespace;
+      if (values.clusterName) s.clusterName ??= values.clusterName;
+    }
+  }
+  return specs;
+}
+
 function clusterNameOf(o: KubernetesObject): string | undefined {
   const spec = (o as { spec?: { clusterName?: unknown } }).spec;
   if (typeof spec?.clusterName === 'string') return spec.clusterName;
