@@ -34,6 +34,6 @@ COPY --from=build --chown=0:0 /app/bin ./bin
 # Numeric, so kubelet can verify runAsNonRoot without reading /etc/passwd. Files stay
 # root-owned and read-only for this user; the only writable path is a mounted /tmp.
 USER 65532:65532
-EXPOSE 8443
+EXPOSE 8443 8080
 ENTRYPOINT ["/nodejs/bin/node", "bin/headroom.js"]
 CMD ["controller"]
