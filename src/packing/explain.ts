@@ -12,7 +12,7 @@ function bucket(map: Map<string, string[]>, reason: string, id: string): void {
 /** Why the class level fits no existing node, or undefined when it fits one. */
 function existingReason(st: PackingState, cl: ClassLevel, bin: Bin): string | undefined {
   if (st.binUnschedulable(bin)) return 'node unschedulable';
-  const node = (bin as Bin & { node: { allocatable: Record<string, number>; name: string } }).node;
+  const node = bin.node!;
   const r = st.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name);
   if (r) return r;
   if (fitCount(cl.cls, bin.free) <= 0) {

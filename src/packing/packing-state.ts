@@ -41,6 +41,8 @@ export interface Bin {
   existing: boolean;
   /** Existing nodes: index into existingBins; new nodes: -1. */
   existingIndex: number;
+  /** Existing and in-flight nodes: the snapshot node. */
+  node?: SnapshotNode;
   /** New nodes: the group it would be a node of (may change when right-sized). */
   gi: number;
   tclass: number;
@@ -65,6 +67,10 @@ interface SpreadCounter {
   /** Non-hostname keys: every domain a pod could land in (existing nodes and groups with room at start). */
   domains: string[];
   eligibleGroups: number[];
+  /** Hostname keys: the (domains, minimum) last computed, valid while `version` is unchanged. */
+  cacheVersion: number;
+  cacheDomains: number;
+  cacheMin: number;
 }
 
 export interface SpreadRef { counter: SpreadCounter; self: boolean; maxSkew: number; minDomains: number }
@@ -137,6 +143,8 @@ export class PackingState {
   private nextName = 0;
   /** Why the last dynamic check failed, for reasons. */
   lastBlock = '';
+  /** Bumped whenever counts, bins or group room change (cache key). */
+  private version = 0;
 
   constructor(readonly snapshot: ClusterSnapshot) {
     const pods = snapshot.pendingPods;
@@ -199,7 +207,7 @@ export class PackingState {
       const bin = this.makeBin(node.name, labels, node.taints, free, true);
       bin.ports = node.pods.flatMap((p) => p.hostPorts);
       bin.existingIndex = this.existingBins.length;
-      (bin as Bin & { node?: SnapshotNode }).node = node;
+      bin.node = node;
       this.existingBins.push(bin);
     }
 
@@ -213,7 +221,7 @@ export class PackingState {
     }
     const existingOwners: Array<{ counter: OwnerCounter; bin: Bin }> = [];
     for (const bin of this.existingBins) {
-      for (const p of (bin as Bin & { node: SnapshotNode }).node.pods) {
+      for (const p of bin.node!.pods) {
         for (const t of requiredAntiAffinityTerms(p)) existingOwners.push({ counter: this.ownerCounter(resolveAffinityTerm(t, p, snapshot.namespaceLabels)), bin });
       }
     }
@@ -247,7 +255,7 @@ export class PackingState {
     // Count the pods already running, grouped by (namespace, labels) so each group is matched once.
     const running = new Map<string, { pod: SchedulingPod; bins: Bin[] }>();
     for (const bin of this.existingBins) {
-      for (const p of (bin as Bin & { node: SnapshotNode }).node.pods) {
+      for (const p of bin.node!.pods) {
         const k = `${p.namespace}\u0000${JSON.stringify(p.labels)}`;
         const e = running.get(k) ?? { pod: p, bins: [] };
         e.bins.push(bin);
@@ -291,7 +299,7 @@ export class PackingState {
     let c = this.spreadCounters.get(spec.signature);
     if (!c) {
       c = {
-        spec, proto, counts: new DomainCounts(), domains: [], eligibleGroups: [],
+        spec, proto, counts: new DomainCounts(), domains: [], eligibleGroups: [], cacheVersion: -1, cacheDomains: 0, cacheMin: 0,
         existingEligible: new Uint8Array(this.existingBins.length), groupEligible: new Uint8Array(this.groups.length),
       };
       for (const b of this.existingBins) c.existingEligible[b.existingIndex] = spreadCountsNode(spec, proto, b.labels, b.taints) ? 1 : 0;
@@ -338,7 +346,7 @@ export class PackingState {
   }
 
   binUnschedulable(bin: Bin): boolean {
-    return bin.existing && (bin as Bin & { node: SnapshotNode }).node.unschedulable;
+    return bin.existing && bin.node!.unschedulable;
   }
 
   // ---- static feasibility ------------------------------------------------------------
@@ -375,7 +383,7 @@ export class PackingState {
     if (cl.existingFeasible === EMPTY) cl.existingFeasible = new Uint8Array(this.existingBins.length);
     let v = cl.existingFeasible[bin.existingIndex]!;
     if (v === 0) {
-      const node = (bin as Bin & { node: SnapshotNode }).node;
+      const node = bin.node!;
       v = !node.unschedulable && this.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name) === undefined ? 1 : 2;
       cl.existingFeasible[bin.existingIndex] = v;
     }
@@ -391,18 +399,27 @@ export class PackingState {
   private spreadMin(ref: SpreadRef): number {
     const c = ref.counter;
     if (c.spec.topologyKey === HOSTNAME) {
-      // A new node is a new, empty domain while some eligible group can still add one (as Karpenter counts).
-      for (const gi of c.eligibleGroups) if (this.canOpen(gi)) return 0;
-      let n = 0;
-      let min = Infinity;
-      for (const b of this.bins) {
-        const elig = b.existing ? c.existingEligible[b.existingIndex] : c.groupEligible[b.gi];
-        if (!elig) continue;
-        n++;
-        const v = c.counts.get(b.name);
-        if (v < min) min = v;
+      // Counts and bins only change on place / open / release: reuse the last answer until then.
+      if (c.cacheVersion !== this.version) {
+        c.cacheVersion = this.version;
+        c.cacheDomains = Infinity;
+        c.cacheMin = 0;
+        // A new node is a new, empty domain while some eligible group can still add one (as Karpenter counts).
+        if (!c.eligibleGroups.some((gi) => this.canOpen(gi))) {
+          let n = 0;
+          let min = Infinity;
+          for (const b of this.bins) {
+            const elig = b.existing ? c.existingEligible[b.existingIndex] : c.groupEligible[b.gi];
+            if (!elig) continue;
+            n++;
+            const v = c.counts.get(b.name);
+            if (v < min) min = v;
+          }
+          c.cacheDomains = n;
+          c.cacheMin = min === Infinity ? 0 : min;
+        }
       }
-      return n < ref.minDomains || min === Infinity ? 0 : min;
+      return c.cacheDomains < ref.minDomains ? 0 : c.cacheMin;
     }
     const d = c.domains;
     let min = Infinity;
@@ -468,6 +485,7 @@ export class PackingState {
   /** Places n pods of the class level on the bin and counts them everywhere. */
   place(cl: ClassLevel, bin: Bin, n: number): void {
     if (n <= 0) return;
+    this.version++;
     const cs = this.classes[cl.cls.index]!;
     const cls = cl.cls;
     for (let i = 0; i < cls.reqKeys.length; i++) {
@@ -520,6 +538,7 @@ export class PackingState {
   }
 
   private account(gi: number, sign: number): void {
+    this.version++;
     this.groupRoom[gi] = this.groupRoom[gi]! - sign;
     this.added[gi] = this.added[gi]! + sign;
     const g = this.groups[gi]!.group;

@@ -222,6 +222,20 @@ describe('solve: topology spread', () => {
     expect(newNodes(solve(s))).to.deep.equal({ g: 3 });
   });
 
+  it('measures hostname skew against existing nodes once no group can add one', () => {
+    const mk = (max: number) => snapshot({
+      groups: [group('g', { price: 0.1, max })],
+      nodes: [node('n1', { bound: [pod('old', { cpu: '100m', labels: { app: 'web' } })] }), node('n2')],
+      pendingPods: replicas('web', 3, { cpu: '100m', labels: { app: 'web' }, spec: { topologySpreadConstraints: [spread(HOSTNAME, { app: 'web' })] } }),
+    });
+    // Groups full: domains are n1 (1) and n2 (0): n2, then one each, then stop at skew.
+    const full = solve(mk(0));
+    expect(Object.values(where(full)).sort()).to.deep.equal(['n1', 'n2', 'n2']);
+    // A group can add nodes: every new node is an empty domain, so at most one per node.
+    const open = solve(mk(10));
+    expect(newNodes(open)).to.deep.equal({ g: 2 });
+  });
+
   it('nodeAffinityPolicy Honor ignores domains the pod cannot use; Ignore counts them', () => {
     const mk = (nodeAffinityPolicy: 'Honor' | 'Ignore') => snapshot({
       groups: [group('a', { zone: 'zone-a', price: 0.1 }), group('b', { zone: 'zone-b', price: 0.1 }), group('c', { zone: 'zone-c', price: 0.1, labels: { pool: 'other' } })],
