@@ -105,16 +105,17 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   for (const node of objects.nodes) {
     const name = node.metadata?.name;
     if (!name) continue;
-    const allocatable = guard(() => {
+    const parsed = guard(() => {
       checkStringMap(node.metadata?.labels, 'Node', '', name, 'metadata.labels');
-      return nodeAllocatable(node);
+      return { allocatable: nodeAllocatable(node), taints: schedulingTaints(node) };
     });
-    if (!allocatable) continue;
+    if (!parsed) continue;
+    const { allocatable, taints } = parsed;
     const machine = map.machineOfNode.get(name);
     const sn: SnapshotNode = {
       name,
       labels: node.metadata?.labels ?? {},
-      taints: schedulingTaints(node),
+      taints,
       allocatable,
       pods: podsByNode.get(name) ?? [],
       inFlight: false,
@@ -130,7 +131,13 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   // DaemonSet template pods, once for all groups.
   const dsPods: SchedulingPod[] = [];
   for (const ds of objects.daemonSets) {
-    const p = guard(() => withObjectContext('DaemonSet', ds.metadata?.namespace || 'default', ds.metadata?.name ?? '', 'spec.template.spec', () => daemonSetTemplatePod(ds)));
+    const dsNs = ds.metadata?.namespace || 'default';
+    const dsName = ds.metadata?.name ?? '';
+    const p = guard(() => {
+      checkPodSpecLists(ds.spec?.template?.spec, 'DaemonSet', dsNs, dsName, 'spec.template.spec');
+      checkStringMap(ds.spec?.template?.spec?.nodeSelector, 'DaemonSet', dsNs, dsName, 'spec.template.spec.nodeSelector');
+      return withObjectContext('DaemonSet', dsNs, dsName, 'spec.template.spec', () => daemonSetTemplatePod(ds));
+    });
     if (p) dsPods.push(p);
   }
 
@@ -211,6 +218,7 @@ const EPHEMERAL_TAINTS = new Set([
 
 function schedulingTaints(node: V1Node): V1Taint[] {
   const taints = (node.spec?.taints ?? []) as V1Taint[];
+  if (!Array.isArray(taints)) throw new ObjectValidationError('Node', '', node.metadata?.name ?? '', 'spec.taints', 'must be a list');
   if (!taints.some((t) => t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key))) return taints;
   return taints.filter((t) => !(t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key)));
 }
@@ -238,10 +246,22 @@ function checkStringMap(map: Record<string, unknown> | undefined, kind: string, 
   }
 }
 
+const POD_LIST_FIELDS = ['containers', 'initContainers', 'tolerations', 'topologySpreadConstraints', 'volumes', 'schedulingGates'];
+
+/** Hand-written files can get a list wrong; the apiserver would reject these, so do we (instead of crashing later). */
+function checkPodSpecLists(spec: object | undefined, kind: string, namespace: string, name: string, prefix: string): void {
+  const s = spec as Record<string, unknown> | undefined;
+  for (const field of POD_LIST_FIELDS) {
+    const v = s?.[field];
+    if (v !== undefined && v !== null && !Array.isArray(v)) throw new ObjectValidationError(kind, namespace, name, `${prefix}.${field}`, 'must be a list');
+  }
+}
+
 function schedulingPodOf(pod: V1Pod): SchedulingPod {
   const ns = pod.metadata?.namespace || 'default';
   checkStringMap(pod.metadata?.labels, 'Pod', ns, pod.metadata?.name ?? '', 'metadata.labels');
   checkStringMap(pod.spec?.nodeSelector, 'Pod', ns, pod.metadata?.name ?? '', 'spec.nodeSelector');
+  checkPodSpecLists(pod.spec, 'Pod', ns, pod.metadata?.name ?? '', 'spec');
   try {
     return toSchedulingPod(pod);
   } catch (err) {

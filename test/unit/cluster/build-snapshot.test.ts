@@ -120,6 +120,15 @@ spec: {clusterName: c, template: {spec: {}}}
         .to.throw(ObjectValidationError, 'Node n: metadata.labels.tier: must be a string, got 1');
     });
 
+    it('rejects malformed lists in pods and nodes instead of crashing later', () => {
+      expect(() => buildSnapshot(loadObjects('apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {tolerations: {key: x}, containers: []}\n')))
+        .to.throw(ObjectValidationError, 'Pod default/p: spec.tolerations: must be a list');
+      expect(() => buildSnapshot(loadObjects('apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {taints: gpu}\n')))
+        .to.throw(ObjectValidationError, 'Node n: spec.taints: must be a list');
+      expect(() => buildSnapshot(loadObjects('apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d, namespace: k}\nspec: {template: {spec: {tolerations: all}}}\n')))
+        .to.throw(ObjectValidationError, 'DaemonSet k/d: spec.template.spec.tolerations: must be a list');
+    });
+
     it('warns about a managed group with no known shape and leaves it out', () => {
       const issues: SnapshotIssue[] = [];
       const s = buildSnapshot(loadObjects(`apiVersion: cluster.x-k8s.io/v1beta1
