@@ -1,4 +1,5 @@
 import { CAPI_GROUP, CLUSTER_NAME_LABEL, type CapiVersion } from '../api/capi.js';
+import { CAPACITY_ANNOTATION_PREFIX, MAX_PODS_ANNOTATION } from '../api/capacity-annotations.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, type MachineTemplateSpec } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../cluster/objects.js';
 
@@ -56,6 +57,21 @@ export function cloneFromTemplate(
   };
 }
 
+/**
+ * The node shape, in Cluster Autoscaler's capacity annotations on the Machine, so
+ * tools that know that contract (and our own snapshot) can size it before it has a Node.
+ */
+function capacityAnnotations(capacity: Record<string, number>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [resource, n] of Object.entries(capacity)) {
+    if (resource === 'cpu') out[`${CAPACITY_ANNOTATION_PREFIX}cpu`] = `${n}m`;
+    else if (resource === 'memory') out[`${CAPACITY_ANNOTATION_PREFIX}memory`] = String(n);
+    else if (resource === 'ephemeral-storage') out[`${CAPACITY_ANNOTATION_PREFIX}ephemeral-disk`] = String(n);
+    else if (resource === 'pods') out[MAX_PODS_ANNOTATION] = String(n);
+  }
+  return out;
+}
+
 /** A reference to `obj` from a Machine, in the shape of the CAPI version in use. */
 function contractRef(version: CapiVersion, apiVersion: string, kind: string, name: string, namespace: string): Record<string, string> {
   return version === 'v1beta2'
@@ -81,6 +97,7 @@ export function standaloneMachine(
       name,
       namespace: tpl.namespace,
       labels: { ...tpl.labels, [CLUSTER_NAME_LABEL]: tpl.clusterName, [NODEPOOL_LABEL]: nodePool.name },
+      ...(Object.keys(tpl.capacity).length > 0 ? { annotations: capacityAnnotations(tpl.capacity) } : {}),
       ownerReferences: [{
         apiVersion: NODEPOOL_API_VERSION, kind: NODEPOOL_KIND, name: nodePool.name, uid: nodePool.uid,
         controller: true, blockOwnerDeletion: true,

@@ -7,6 +7,8 @@ import type { Plan } from '../packing/plan.js';
 import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import type { Clock } from './clock.js';
 import { enforceLimits, type TrimmedScaleUp } from './limits.js';
+import { withStandalonePools } from './standalone.js';
+import { NODEPOOL_LABEL } from '../api/nodepool.js';
 
 /**
  * The provisioning loop: batch triggers -> snapshot -> solve -> actuate.
@@ -46,6 +48,18 @@ export interface CycleReport {
   /** Time from cycle start to the state source showing every write. */
   observedMs?: number;
   durationMs: number;
+}
+
+/** A write the next cycle must be able to see: a group's replicas, or a pool's Machines. */
+interface Observation {
+  group?: NodeGroupRef;
+  pool?: { namespace: string; name: string };
+  replicas: number;
+}
+
+function countPoolMachines(objects: ClusterObjects, namespace: string, pool: string): number {
+  return objects.machines.filter((m) => m.metadata?.namespace === namespace && m.metadata?.labels?.[NODEPOOL_LABEL] === pool
+    && !m.metadata?.deletionTimestamp).length;
 }
 
 export interface ProvisionerDeps {
@@ -155,11 +169,12 @@ export class Provisioner {
       return done();
     }
     const objects = state.objects();
-    const snapshot = buildSnapshot(objects, {
+    const built = buildSnapshot(objects, {
       strict: false,
       onIssue: (i) => this.deps.onIssue?.(i),
       ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
     });
+    const { snapshot, standalone } = withStandalonePools(built, objects);
     report.pendingPods = snapshot.pendingPods.length;
     if (snapshot.pendingPods.length === 0) {
       report.skipped = 'no-pending-pods';
@@ -181,7 +196,7 @@ export class Provisioner {
       list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
     }
 
-    const written: Array<{ group: NodeGroupRef; replicas: number }> = [];
+    const written: Observation[] = [];
     // Serial on purpose: one group at a time, each re-read before it is written.
     for (const up of enforceLimits(snapshot, plan.scaleUps)) {
       const id = `${up.kind}/${up.namespace}/${up.name}`;
@@ -189,7 +204,28 @@ export class Provisioner {
       const pods = podsByGroup.get(id) ?? [];
       const reason = `${pods.length} pending pod(s)${up.trimmedBy ? `; trimmed from ${up.requestedTo} by ${up.trimmedBy}` : ''}`;
       const entry: CycleReport['scaleUps'][number] = { ...up };
+      const pool = standalone.get(id);
       try {
+        if (pool) {
+          // Standalone Machines: create what the pool still lacks, counted on fresh state
+          // (like max(current, to) for a scale subresource).
+          const current = countPoolMachines(state.objects(), pool.namespace, pool.nodePool);
+          const create = Math.max(0, up.to - Math.max(current, up.from));
+          for (let i = 0; i < create; i++) {
+            await actuator.createMachine({ nodePool: pool.nodePool, namespace: pool.namespace, clusterName: pool.clusterName, reason });
+          }
+          entry.result = { replicas: Math.max(current, up.from) + create, written: create > 0 };
+          if (create > 0) {
+            this.stats.scaleUps++;
+            written.push({ pool: { namespace: pool.namespace, name: pool.nodePool }, replicas: entry.result.replicas });
+          }
+          actuator.notifyPods?.(pods, {
+            type: 'Normal', reason: 'TriggeredScaleUp', action: 'CreateMachine',
+            note: `pod triggered creation of ${create} Machine(s) for NodePool ${pool.nodePool}`,
+          });
+          report.scaleUps.push(entry);
+          continue;
+        }
         const result = await actuator.scaleTo(group, up.from, up.to, reason);
         entry.result = result;
         if (result.written) {
@@ -215,16 +251,19 @@ export class Provisioner {
     return done();
   }
 
-  /** Resolves true once the state source shows at least the written replicas of every group. */
-  private waitObserved(written: Array<{ group: NodeGroupRef; replicas: number }>): Promise<boolean> {
+  /** Resolves true once the state source shows at least the written replicas (or Machines) of every group. */
+  private waitObserved(written: Observation[]): Promise<boolean> {
     const { state, clock } = this.deps;
     const seen = () => {
+      const objects = state.objects();
       const byId = new Map<string, number>();
-      for (const o of state.objects().nodeGroups) {
+      for (const o of objects.nodeGroups) {
         const r = (o.spec as { replicas?: unknown } | undefined)?.replicas;
         byId.set(`${o.kind}/${o.metadata?.namespace}/${o.metadata?.name}`, typeof r === 'number' ? r : -1);
       }
-      return written.every((w) => (byId.get(`${w.group.kind}/${w.group.namespace}/${w.group.name}`) ?? -1) >= w.replicas);
+      return written.every((w) => (w.group
+        ? (byId.get(`${w.group.kind}/${w.group.namespace}/${w.group.name}`) ?? -1)
+        : countPoolMachines(objects, w.pool!.namespace, w.pool!.name)) >= w.replicas);
     };
     if (seen()) return Promise.resolve(true);
     return new Promise((resolve) => {
@@ -237,7 +276,7 @@ export class Provisioner {
         resolve(ok);
       };
       const unsubscribe = state.onChange((kind) => {
-        if (kind === 'nodeGroups' && seen()) finish(true);
+        if ((kind === 'nodeGroups' || kind === 'machines') && seen()) finish(true);
       });
       const cancel = clock.setTimer(this.opts.observeTimeoutMs, () => finish(seen()));
     });

@@ -90,7 +90,7 @@ describe('headroom controller process (CLI)', function () {
     expect(metrics).to.match(/headroom_node_group_replicas\{kind="MachineDeployment",namespace="[^"]+",name="md"\} [1-9]/);
     expect(metrics).to.match(/headroom_informer_last_sync_age_seconds\{resource="pods"\} \d/);
     expect(metrics).to.match(/headroom_solve_duration_seconds_count [1-9]/);
-    expect(metrics).to.match(/headroom_leader 1/);
+    expect(metrics).to.match(/^headroom_leader 1$/m);
 
     // Crash while the new nodes are still booting (the fixture's boot delay is 3 s).
     const atKill = await replicas();
@@ -109,7 +109,7 @@ describe('headroom controller process (CLI)', function () {
     // The restarted process took over the lease and counted the in-flight replicas: the
     // result is what an uninterrupted run gives (30 x 500m at 8 per 4-cpu node = 4 nodes;
     // controller.test.ts compares against an actual uninterrupted run).
-    await eventually('the second process to lead', async () => (await http(port2, '/metrics')).text.includes('headroom_leader 1'), { timeoutMs: 30_000 });
+    await eventually('the second process to lead', async () => /^headroom_leader 1$/m.test((await http(port2, '/metrics')).text), { timeoutMs: 30_000 });
     expect(atKill).to.be.at.most(4);
     expect(await replicas()).to.equal(4);
     console.log(`      [measure] CLI restart after SIGKILL: replicas at kill ${atKill} (nodes ${nodesAtKill}), after restart ${await replicas()}`);

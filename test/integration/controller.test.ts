@@ -336,4 +336,55 @@ describe('headroom controller on a real control plane', function () {
       await s.cleanup();
     }
   });
+
+  it('creates standalone Machines from a NodePool\'s templates for pending pods, within the pool\'s node limit', async function () {
+    this.timeout(120_000);
+    const s = await scenario('ctl-standalone');
+    const poolName = `${s.ns}-standalone`;
+    try {
+      for (const [path, kind] of [
+        [`/apis/bootstrap.test.headroom.dev/v1beta2/namespaces/${s.ns}/fakebootstrapconfigtemplates`, 'FakeBootstrapConfigTemplate'],
+        [`/apis/infrastructure.test.headroom.dev/v1beta2/namespaces/${s.ns}/fakemachinetemplates`, 'FakeMachineTemplate'],
+      ] as const) {
+        await client.request('POST', path, {
+          body: { apiVersion: path.split('/').slice(2, 4).join('/'), kind, metadata: { name: 'tpl', namespace: s.ns }, spec: { template: { spec: { size: 'large' } } } },
+        });
+      }
+      await client.request('POST', '/apis/headroom.dev/v1alpha1/nodepools', {
+        body: {
+          apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
+          spec: {
+            limits: { nodes: 3 },
+            machineTemplate: {
+              namespace: s.ns, clusterName: 'test', version: 'v1.36.0',
+              bootstrapConfigTemplateRef: { apiVersion: 'bootstrap.test.headroom.dev/v1beta2', kind: 'FakeBootstrapConfigTemplate', name: 'tpl' },
+              infrastructureTemplateRef: { apiVersion: 'infrastructure.test.headroom.dev/v1beta2', kind: 'FakeMachineTemplate', name: 'tpl' },
+              capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+              labels: { role: 'standalone' },
+            },
+          },
+        },
+      });
+      await s.startController({ batch: { idleMs: 300, maxMs: 3000 } });
+      // 4 pods x 900m: two per 2-cpu node -> 2 Machines.
+      await s.createPods('sa', 4, '900m');
+      const items = await s.allRunning(4);
+      const machines = (await client.get<{ items: UnstructuredObject[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines`)).items;
+      expect(machines).to.have.length(2);
+      for (const m of machines) {
+        expect(m.metadata?.labels?.['headroom.dev/nodepool']).to.equal(poolName);
+        expect(m.metadata?.ownerReferences?.[0]).to.include({ kind: 'NodePool', name: poolName });
+      }
+      const nodeNames = new Set(machines.map((m) => (m.status as { nodeRef?: { name: string } } | undefined)?.nodeRef?.name));
+      for (const p of items) expect(nodeNames.has(p.spec?.nodeName)).to.equal(true);
+      // 10 more pods would need 5 more nodes; the pool allows 3 in total.
+      await s.createPods('more', 10, '900m');
+      await eventually('a third Machine', async () => (await client.get<{ items: unknown[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines`)).items.length === 3, { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 3000));
+      expect((await client.get<{ items: unknown[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines`)).items).to.have.length(3);
+    } finally {
+      await client.request('DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
+      await s.cleanup();
+    }
+  });
 });

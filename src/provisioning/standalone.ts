@@ -1,0 +1,119 @@
+import type { V1Node } from '@kubernetes/client-node';
+import { NODEPOOL_LABEL, CAPACITY_TYPE_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
+import { derivedPricePerHour } from '../api/price.js';
+import { HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
+import { daemonSetPodsFor, daemonSetTemplatePod } from '../cluster/node-group.js';
+import type { ClusterObjects, UnstructuredObject } from '../cluster/objects.js';
+import type { ClusterSnapshot, NodeGroup, PoolLimits, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+import { addInto, CPU, MEMORY, PODS, type Resources } from '../scheduling/resources.js';
+
+/**
+ * Standalone Machines (the Karpenter NodeClaim style) in the solver's terms: a
+ * NodePool with a `machineTemplate` becomes one more node group of the snapshot,
+ * whose "replicas" are the Machines Headroom created for it (label
+ * headroom.dev/nodepool), whose in-flight capacity are those Machines without a
+ * Node yet, and whose scale-up means "create N Machines". The solver and the
+ * limit checks then treat it like any other group. Pure.
+ *
+ * The group is presented as kind MachineSet named `headroom-nodepool-<pool>`
+ * (the plan format only knows CAPI kinds); `standaloneGroups` maps its id back.
+ */
+
+export interface StandaloneGroup {
+  nodePool: string;
+  namespace: string;
+  clusterName: string;
+  /** Names of the pool's live Machines. */
+  machines: string[];
+}
+
+export const STANDALONE_GROUP_PREFIX = 'headroom-nodepool-';
+const DEFAULT_MAX_STANDALONE = 1000;
+
+function isDeleting(o: UnstructuredObject): boolean {
+  return !!o.metadata?.deletionTimestamp;
+}
+
+function nodeRefName(m: UnstructuredObject): string | undefined {
+  const ref = (m.status as { nodeRef?: { name?: unknown } } | undefined)?.nodeRef;
+  return typeof ref?.name === 'string' ? ref.name : undefined;
+}
+
+export function withStandalonePools(
+  snapshot: ClusterSnapshot, objects: ClusterObjects,
+): { snapshot: ClusterSnapshot; standalone: Map<string, StandaloneGroup> } {
+  const standalone = new Map<string, StandaloneGroup>();
+  const pools: NodePool[] = [];
+  for (const o of objects.nodePools) {
+    try {
+      const p = parseNodePool(o);
+      if (p.machineTemplate) pools.push(p);
+    } catch (err) {
+      if (!(err instanceof NodePoolError)) throw err;
+    }
+  }
+  if (pools.length === 0) return { snapshot, standalone };
+
+  const dsPods: SchedulingPod[] = [];
+  for (const ds of objects.daemonSets) {
+    try {
+      dsPods.push(daemonSetTemplatePod(ds));
+    } catch {
+      // an invalid DaemonSet is reported by buildSnapshot already
+    }
+  }
+  const nodeNames = new Set((objects.nodes as V1Node[]).map((n) => n.metadata?.name));
+  const groups: NodeGroup[] = [...snapshot.groups];
+  const nodes: SnapshotNode[] = snapshot.nodes.map((n) => ({ ...n }));
+  const nodeByName = new Map(nodes.map((n) => [n.name, n]));
+  const limits: Record<string, PoolLimits> = { ...snapshot.limits };
+
+  for (const pool of pools) {
+    const tpl = pool.machineTemplate!;
+    if (!(tpl.capacity[CPU] && tpl.capacity[MEMORY])) continue; // shape unknown: nothing to plan on
+    const allocatable: Resources = { [PODS]: 110, ...tpl.capacity };
+    const labels: Record<string, string> = { ...tpl.labels, [NODEPOOL_LABEL]: pool.name, ...(tpl.failureDomain ? { [ZONE_LABEL]: tpl.failureDomain } : {}) };
+    const template = { allocatable, labels, taints: tpl.taints };
+    const capacityType = labels[CAPACITY_TYPE_LABEL] === 'spot' ? 'spot' as const : 'on-demand' as const;
+    const id = `MachineSet/${tpl.namespace}/${STANDALONE_GROUP_PREFIX}${pool.name}`;
+    const machines = objects.machines.filter((m) => m.metadata?.namespace === tpl.namespace
+      && m.metadata?.labels?.[NODEPOOL_LABEL] === pool.name && !isDeleting(m));
+    const dsForTemplate = daemonSetPodsFor(template, dsPods);
+    const daemonSetOverhead: Resources = {};
+    for (const p of dsForTemplate) addInto(daemonSetOverhead, p.requests);
+    groups.push({
+      id, kind: 'MachineSet', namespace: tpl.namespace, name: `${STANDALONE_GROUP_PREFIX}${pool.name}`,
+      clusterName: tpl.clusterName, minSize: 0,
+      maxSize: Math.max(machines.length, pool.limits.nodes ?? DEFAULT_MAX_STANDALONE),
+      replicas: machines.length, template,
+      pricePerHour: tpl.pricePerHour ?? derivedPricePerHour(allocatable, capacityType),
+      capacityType, daemonSetOverhead, daemonSetPods: dsForTemplate, nodePool: pool.name, weight: pool.weight,
+    });
+    standalone.set(id, { nodePool: pool.name, namespace: tpl.namespace, clusterName: tpl.clusterName, machines: machines.map((m) => m.metadata!.name!) });
+
+    for (const m of machines) {
+      const nodeName = nodeRefName(m);
+      const existing = nodeName && nodeNames.has(nodeName) ? nodeByName.get(nodeName) : undefined;
+      if (existing) {
+        existing.groupId = id;
+        continue;
+      }
+      const name = `in-flight:${tpl.namespace}/${m.metadata?.name}`;
+      nodes.push({
+        name, groupId: id, labels: { ...labels, [HOSTNAME_LABEL]: name }, taints: tpl.taints, allocatable,
+        pods: dsForTemplate.map((p) => ({ ...p, name: `${p.name}-${name}`, key: `${p.key}-${name}`, nodeName: name })),
+        inFlight: true, unschedulable: false,
+      });
+    }
+    // Usage: the pool's nodes, existing (by group or label) and in flight.
+    const used = { cpu: 0, memory: 0, nodes: 0 };
+    for (const n of nodes) {
+      if (n.groupId !== id && n.labels[NODEPOOL_LABEL] !== pool.name) continue;
+      used.cpu += n.allocatable[CPU] ?? 0;
+      used.memory += n.allocatable[MEMORY] ?? 0;
+      used.nodes += 1;
+    }
+    limits[pool.name] = { ...pool.limits, used };
+  }
+  return { snapshot: { ...snapshot, groups, nodes, limits }, standalone };
+}
