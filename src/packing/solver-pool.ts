@@ -1,7 +1,10 @@
 import { availableParallelism } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Plan } from './plan.js';
+import { snapshotChunks } from './snapshot-chunks.js';
 import type { SolveOptions } from './solve.js';
 
 /**
@@ -33,10 +36,23 @@ export class SolverPool {
     return this.pool !== undefined;
   }
 
-  /** Runs `solve` (or the FFD baseline) on a worker. */
+  /**
+   * Runs `solve` (or the FFD baseline) on a worker. The snapshot goes over a
+   * MessageChannel in chunks, one event-loop turn apart, so posting a large one
+   * never blocks the loop for long (ADR 0032).
+   */
   async solve(snapshot: ClusterSnapshot, options?: SolveOptions, solver: 'headroom' | 'ffd' = 'headroom'): Promise<Plan> {
     if (!this.pool) throw new Error('SolverPool not started');
-    return (await this.pool.run({ snapshot, options, solver })) as Plan;
+    const { port1, port2 } = new MessageChannel();
+    const result = this.pool.run({ port: port2, options, solver }, { transferList: [port2] }) as Promise<Plan>;
+    // A worker failure while chunks are still going out is reported by `return result` below, not as unhandled.
+    result.catch(() => {});
+    port1.unref();
+    for (const chunk of snapshotChunks(snapshot)) {
+      port1.postMessage(chunk);
+      await nextTurn();
+    }
+    return result;
   }
 
   async destroy(): Promise<void> {

@@ -78,3 +78,18 @@ describe('SolverPool', () => {
     expect(String(err)).to.contain('not started');
   });
 });
+
+describe('snapshot chunks', () => {
+  it('cut a snapshot into bounded messages and put it back together unchanged', async () => {
+    const { snapshotChunks, assembleSnapshot } = await import('../../../src/packing/snapshot-chunks.js');
+    const s = snapshot({
+      groups: [group('g')],
+      nodes: Array.from({ length: 5 }, (_, i) => node(`n${i}`, { bound: replicas(`b${i}`, 3, { cpu: '10m' }) })),
+      pendingPods: replicas('web', 25, { cpu: '10m' }),
+    });
+    const chunks = [...snapshotChunks(s, 10)];
+    for (const c of chunks) expect((c.nodes?.length ?? 0) + (c.pendingPods?.length ?? 0)).to.be.at.most(10);
+    expect(chunks.at(-1)!.last).to.equal(true);
+    expect(assembleSnapshot(structuredClone(chunks))).to.deep.equal(s);
+  });
+});
