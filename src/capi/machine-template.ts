@@ -51,7 +51,7 @@ export function cloneFromTemplate(
         [CLONED_FROM_NAME_ANNOTATION]: template.metadata?.name ?? '',
         [CLONED_FROM_GROUPKIND_ANNOTATION]: `${kind}.${groupOf(template.apiVersion ?? '')}`,
       },
-      ...(owner ? { ownerReferences: [{ ...owner, controller: true, blockOwnerDeletion: true }] } : {}),
+      ...(owner ? { ownerReferences: [{ ...owner, controller: true }] } : {}),
     },
     spec: structuredClone(asRecord(inner.spec)),
   };
@@ -83,7 +83,9 @@ function contractRef(version: CapiVersion, apiVersion: string, kind: string, nam
  * The Machine for a NodePool's template. It references its bootstrap config and
  * infrastructure machine by name (both named like the Machine, created right after
  * it with the Machine as controller owner) and is owned by the NodePool, so
- * deleting the pool garbage-collects everything it created.
+ * deleting the pool garbage-collects everything it created. No blockOwnerDeletion:
+ * it would need update on the owners' finalizers subresource under the
+ * OwnerReferencesPermissionEnforcement admission plugin, for no gain here.
  */
 export function standaloneMachine(
   version: CapiVersion, name: string, nodePool: { name: string; uid: string }, tpl: MachineTemplateSpec,
@@ -100,7 +102,7 @@ export function standaloneMachine(
       ...(Object.keys(tpl.capacity).length > 0 ? { annotations: capacityAnnotations(tpl.capacity) } : {}),
       ownerReferences: [{
         apiVersion: NODEPOOL_API_VERSION, kind: NODEPOOL_KIND, name: nodePool.name, uid: nodePool.uid,
-        controller: true, blockOwnerDeletion: true,
+        controller: true,
       }],
     },
     spec: {
