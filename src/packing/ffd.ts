@@ -69,18 +69,30 @@ export function ffd(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan
     return false;
   };
 
-  for (const p of order) {
+  const levelsOf = (p: number) => {
     const cs = st.classes[podClass[p]!]!;
-    const levels = options.ignorePreferences ? cs.levels.slice(-1) : cs.levels;
-    let placed = false;
-    for (const cl of levels) {
-      for (const bin of existing) if (st.allowance(cl, bin) >= 1) { st.place(cl, bin, 1); placed = true; break; }
-      if (placed) break;
-      for (const c of claims) if (tryClaim(cl, c)) { placed = true; break; }
-      if (placed) break;
-      if (newClaim(cl)) { placed = true; break; }
+    return options.ignorePreferences ? cs.levels.slice(-1) : cs.levels;
+  };
+  const placeOne = (p: number): boolean => {
+    for (const cl of levelsOf(p)) {
+      for (const bin of existing) if (st.allowance(cl, bin) >= 1) { st.place(cl, bin, 1); return true; }
+      for (const c of claims) if (tryClaim(cl, c)) return true;
+      if (newClaim(cl)) return true;
     }
-    if (!placed) st.markUnschedulable(cs, explainUnschedulable(st, levels[levels.length - 1]!), 1);
+    return false;
+  };
+  // Pods that fail go back in the queue while others make progress, as Karpenter requeues them.
+  let queue = order;
+  while (queue.length) {
+    const failed = queue.filter((p) => !placeOne(p));
+    if (failed.length === queue.length) {
+      for (const p of failed) {
+        const levels = levelsOf(p);
+        st.markUnschedulable(st.classes[podClass[p]!]!, explainUnschedulable(st, levels[levels.length - 1]!), 1);
+      }
+      break;
+    }
+    queue = failed;
   }
   st.rightSize();
   return st.toPlan();

@@ -13,6 +13,8 @@ export interface SolveOptions {
 export type Solver = (snapshot: ClusterSnapshot, options?: SolveOptions) => Plan;
 
 const EPS = 1e-9;
+/** Passes over the classes that still have pods to place (bounded: each pass is O(classes x nodes)). */
+const MAX_ROUNDS = 4;
 
 /**
  * Headroom's packer (ADR 0030). Pure and deterministic.
@@ -30,14 +32,33 @@ const EPS = 1e-9;
 export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
   const st = new PackingState(snapshot);
   const packer = new CostAwarePacker(st);
-  for (const ci of classOrder(st)) {
-    const cs = st.classes[ci]!;
-    const levels = options.ignorePreferences ? cs.levels.slice(-1) : cs.levels;
-    for (const cl of levels) {
-      if (cs.remaining === 0) break;
-      packer.placeClass(cs, cl);
+  const levelsOf = (cs: ClassState) => (options.ignorePreferences ? cs.levels.slice(-1) : cs.levels);
+  // Classes that could not be placed are retried while others make progress, as
+  // Karpenter requeues pods: pod affinity to a pod that is pending too is met once
+  // that pod has been placed.
+  let pending = classOrder(st);
+  for (let round = 1; pending.length; round++) {
+    const failed: number[] = [];
+    let progress = false;
+    for (const ci of pending) {
+      const cs = st.classes[ci]!;
+      const before = cs.remaining;
+      for (const cl of levelsOf(cs)) {
+        if (cs.remaining === 0) break;
+        packer.placeClass(cs, cl);
+      }
+      if (cs.remaining < before) progress = true;
+      if (cs.remaining > 0) failed.push(ci);
     }
-    if (cs.remaining > 0) st.markUnschedulable(cs, explainUnschedulable(st, levels[levels.length - 1]!));
+    if (!progress || round === MAX_ROUNDS) {
+      for (const ci of failed) {
+        const cs = st.classes[ci]!;
+        const levels = levelsOf(cs);
+        st.markUnschedulable(cs, explainUnschedulable(st, levels[levels.length - 1]!));
+      }
+      break;
+    }
+    pending = failed;
   }
   st.rightSize();
   return st.toPlan();

@@ -1,5 +1,6 @@
 import type { V1PodAffinityTerm, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { ffd } from '../../../src/packing/ffd.js';
 import { solve } from '../../../src/packing/solve.js';
 import { HOSTNAME, ZONE, group, groupOf, newNodes, node, pod, replicas, snapshot, where } from './helpers.js';
 
@@ -164,6 +165,19 @@ describe('solve: pod affinity and anti-affinity', () => {
     const plan = solve(s);
     expect(plan.unschedulable).to.deep.equal([]);
     expect(Object.keys(zoneCounts(plan, s))).to.have.length(1);
+  });
+
+  it('meets pod affinity to pods that are pending in the same solve (retry after others are placed)', () => {
+    const aff = { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: ZONE, labelSelector: { matchLabels: { app: 'db' } } }] } };
+    const s = snapshot({
+      groups: zones(),
+      // The api pods are larger, so they come first and find no db pod yet.
+      pendingPods: [...replicas('api', 2, { cpu: '3', spec: { affinity: aff } }), pod('db', { cpu: '1', labels: { app: 'db' }, spec: { nodeSelector: { [ZONE]: 'zone-c' } } })],
+    });
+    for (const plan of [solve(s), ffd(s)]) {
+      expect(plan.unschedulable).to.deep.equal([]);
+      expect(zoneCounts(plan, s)).to.deep.equal({ 'zone-c': 3 });
+    }
   });
 
   it('reports pod affinity to pods that do not exist', () => {
