@@ -1,10 +1,36 @@
-import type { VolumeTopology } from '../cluster/snapshot.js';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { HostPort, VolumeTopology } from '../cluster/snapshot.js';
 import { hostPortsConflict } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches, preferredNodeAffinityScore } from '../scheduling/node-affinity.js';
-import { CPU, MEMORY } from '../scheduling/resources.js';
+import { toSchedulingPod } from '../scheduling/pod-demand.js';
+import { CPU, MEMORY, type Resources, addInto, parseResourceList } from '../scheduling/resources.js';
 import { countIntolerablePreferNoSchedule, untoleratedTaint } from '../scheduling/taints.js';
 import { volumeTopologyAllows } from '../scheduling/volume-topology.js';
 import type { SimNode, SimPod } from './model.js';
+
+/** What the scheduler reads of a node (a SimNode has more). */
+export type SchedulableNode = Pick<SimNode, 'name' | 'labels' | 'allocatable' | 'requested' | 'hostPorts' | 'feasible' | 'object'>;
+/** What the scheduler reads of a pod. */
+export type SchedulablePod = Pick<SimPod, 'scheduling'>;
+
+/** The scheduler's view of a Node and the pods bound to it (e.g. objects read from a real cluster). */
+export function schedulableNode(node: V1Node, boundPods: readonly V1Pod[]): SchedulableNode {
+  const requested: Resources = {};
+  const hostPorts: HostPort[] = [];
+  for (const p of boundPods) {
+    const sp = toSchedulingPod(p);
+    addInto(requested, sp.requests);
+    hostPorts.push(...sp.hostPorts);
+  }
+  return {
+    name: node.metadata?.name ?? '', labels: node.metadata?.labels ?? {},
+    allocatable: parseResourceList(node.status?.allocatable), requested, hostPorts, feasible: new Map(), object: node,
+  };
+}
+
+export function schedulablePod(pod: V1Pod): SchedulablePod {
+  return { scheduling: toSchedulingPod(pod) };
+}
 import type { Random } from './random.js';
 
 const NO_VOLUMES: VolumeTopology = { persistentVolumes: {}, claims: {}, storageClasses: {} };
@@ -25,7 +51,7 @@ export class SimScheduler {
   constructor(private readonly rng: Random, private readonly volumes: VolumeTopology = NO_VOLUMES) {}
 
   /** The static part of the filter (labels, taints, volumes), cached per class and node. */
-  staticFeasible(pod: SimPod, node: SimNode): boolean {
+  staticFeasible(pod: SchedulablePod, node: SchedulableNode): boolean {
     const key = pod.scheduling.equivalenceKey;
     let ok = node.feasible.get(key);
     if (ok === undefined) {
@@ -39,7 +65,7 @@ export class SimScheduler {
   }
 
   /** The full filter against the node's current usage (plus `extra`, reserved during what-ifs). */
-  feasible(pod: SimPod, node: SimNode, extra?: Record<string, number>): boolean {
+  feasible(pod: SchedulablePod, node: SchedulableNode, extra?: Record<string, number>): boolean {
     if (node.object.spec?.unschedulable) return false;
     if (!this.staticFeasible(pod, node)) return false;
     const req = pod.scheduling.requests;
@@ -51,8 +77,8 @@ export class SimScheduler {
   }
 
   /** Picks a node for the pod among `nodes`, or undefined when none passes the filter. */
-  select(pod: SimPod, nodes: Iterable<SimNode>): SimNode | undefined {
-    const feasible: SimNode[] = [];
+  select<N extends SchedulableNode>(pod: SchedulablePod, nodes: Iterable<N>): N | undefined {
+    const feasible: N[] = [];
     for (const n of nodes) if (this.feasible(pod, n)) feasible.push(n);
     if (feasible.length <= 1) return feasible[0];
     const sp = pod.scheduling;
@@ -83,7 +109,7 @@ export class SimScheduler {
       }
     }
     let best = -Infinity;
-    let chosen: SimNode | undefined;
+    let chosen: N | undefined;
     let ties = 0;
     for (let i = 0; i < n; i++) {
       const taintScore = maxTaint > 0 ? 100 - (taintCount[i]! * 100) / maxTaint : 100;
@@ -103,7 +129,7 @@ export class SimScheduler {
   }
 }
 
-function frac(node: SimNode, r: string, add: number): number {
+function frac(node: SchedulableNode, r: string, add: number): number {
   const alloc = node.allocatable[r] ?? 0;
   if (alloc <= 0) return 1;
   return Math.min(1, ((node.requested[r] ?? 0) + add) / alloc);
