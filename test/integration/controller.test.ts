@@ -97,7 +97,8 @@ describe('headroom controller on a real control plane', function () {
     const s = await scenario('ctl-md');
     try {
       await s.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 20, cpu: '4', memory: '16Gi' });
-      const ctl = await s.startController({ batch: { idleMs, maxMs: 10_000 } });
+      const registry = new Registry();
+      const ctl = await s.startController({ batch: { idleMs, maxMs: 10_000 }, registry });
       // Watch pod phases from the test, for per-pod latency at event resolution.
       const running = new Map<string, number>();
       const bound = new Map<string, number>();
@@ -161,6 +162,14 @@ describe('headroom controller on a real control plane', function () {
         return onMd.length > 0 && onPods.length > 0 ? { onMd, onPods } : false;
       }, { timeoutMs: 10_000 });
       expect(events.onPods.length).to.be.at.most(20 * scaleWrites);
+      // Metrics: every pod's creation-to-node-Ready was observed; replicas and scale-ups exported.
+      const text = await eventually('pod latency metric for 100 pods', async () => {
+        const t = await registry.metrics();
+        return /headroom_pod_creation_to_node_ready_seconds_count 100$/m.test(t) ? t : false;
+      }, { timeoutMs: 10_000 });
+      expect(text).to.match(new RegExp(`headroom_node_group_replicas\\{kind="MachineDeployment",namespace="${s.ns}",name="md"\\} ${finalReplicas}`));
+      expect(text).to.match(/headroom_scale_ups_total\{[^}]*name="md"\} [1-9]/);
+      expect(text).to.match(/headroom_solve_duration_seconds_count [1-9]/);
     } finally {
       await s.cleanup();
     }
