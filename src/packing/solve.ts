@@ -19,12 +19,13 @@ const MAX_ROUNDS = 4;
 /**
  * Headroom's packer (ADR 0030). Pure and deterministic.
  *
- * Classes of identical pods are placed largest first, each on: existing and
- * in-flight nodes (free), then the new nodes this solve already opened, then new
- * nodes. A new node is chosen for the cost of the demand it can carry: its price
- * over the share of the remaining demand "slice" it covers, where a slice is the
- * remaining demand divided by the nodes that hostname anti-affinity / spread force
- * anyway. Each new node takes a proportional share of every class first (so CPU
+ * Classes of identical pods are placed (by priority, pods that force nodes of
+ * their own first, then largest first) on: existing and in-flight nodes (free),
+ * then the new nodes this solve already opened, then new nodes. A new node is
+ * chosen for the cost of the demand it can carry: its price over the share of the
+ * remaining demand "slice" it covers, where a slice is the remaining demand that
+ * the room already opened cannot hold, divided by the nodes that hostname
+ * anti-affinity / spread force anyway. Each new node takes a proportional share of every class first (so CPU
  * and memory fill together), then whatever still fits; finally each new node is
  * right-sized to the cheapest group of its topology class that holds its pods.
  * Preferences are honoured where they can be, then relaxed rung by rung.
@@ -233,13 +234,13 @@ class CostAwarePacker {
     }
     const keys: string[] = [];
     const slice: number[] = [];
-    // Room already opened on new nodes carries part of the remaining demand: while some
-    // pods still force nodes of their own, size those nodes for the rest.
+    // Room already opened on new nodes carries part of the remaining demand: size the
+    // next node for the rest (shared over the nodes some pods still force).
     const F = this.openFree;
     for (const k in R) {
       if (R[k]! <= 0) continue;
       keys.push(k);
-      slice.push(forced > 1 ? Math.max(R[k]! * 0.01, R[k]! - (F[k] ?? 0)) / forced : R[k]! / forced);
+      slice.push(Math.max(R[k]! * 0.01, R[k]! - (F[k] ?? 0)) / forced);
     }
 
     // Topology constraints depend only on the topology class: check them once per class.
