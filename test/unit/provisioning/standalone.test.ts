@@ -32,7 +32,7 @@ describe('standalone NodePools as snapshot groups', () => {
   it('adds a group whose replicas are the pool\'s Machines, with in-flight nodes for Machines without a Node and pool usage', () => {
     const objs = emptyClusterObjects();
     objs.nodePools = [pool({ nodes: 3 })];
-    objs.machines = [machine('m1', 'n1'), machine('m2'), { ...machine('gone'), metadata: { ...machine('gone').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as UnstructuredObject];
+    objs.machines = [machine('m1', 'n1'), machine('m2'), { ...machine('gone'), metadata: { ...machine('gone').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as unknown as UnstructuredObject];
     objs.nodes = [{ metadata: { name: 'n1', labels: { role: 'batch' } }, status: { allocatable: { cpu: '8', memory: '32Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } } as V1Node];
     const { snapshot, standalone } = withStandalonePools(buildSnapshot(objs), objs);
     const g = snapshot.groups.find((x) => x.name === 'headroom-nodepool-batch')!;
