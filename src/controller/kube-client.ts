@@ -37,6 +37,8 @@ export interface RequestOptions {
   /** Defaults to application/json; use application/merge-patch+json or application/json-patch+json for PATCH. */
   contentType?: string;
   signal?: AbortSignal;
+  /** Gives up after this long (a hung apiserver must not hang a provisioning cycle). Default 30 s. */
+  timeoutMs?: number;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -91,8 +93,10 @@ export class KubeClient {
     if (WRITE_METHODS.has(upper)) this.writes[upper] = (this.writes[upper] ?? 0) + 1;
     const url = this.url(path, query);
     const mod = url.protocol === 'https:' ? https : http;
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     return new Promise<T>((resolve, reject) => {
-      const req = mod.request(url, { ...opts, signal: options.signal }, (res) => {
+      const req = mod.request(url, { ...opts, signal }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);

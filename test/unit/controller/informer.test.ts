@@ -163,3 +163,23 @@ describe('Informer (list + watch robustness)', () => {
     await until(() => inf!.list().length === 0);
   });
 });
+
+describe('KubeClient', () => {
+  it('gives up on a request the server never answers', async () => {
+    const server = http.createServer(() => { /* never answers */ });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    });
+    const client = new KubeClient(kc);
+    const started = Date.now();
+    const err = await client.request('GET', '/api/v1/pods', { timeoutMs: 200 }).then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(Error);
+    expect(Date.now() - started).to.be.below(5000);
+    client.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+});
