@@ -3,7 +3,7 @@ import { CPU, MEMORY } from '../scheduling/resources.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { type Bin, type ClassLevel, PackingState } from './packing-state.js';
 import type { Plan } from './plan.js';
-import type { SolveOptions } from './solve.js';
+import { type SolveOptions, emptyPlan } from './solve.js';
 
 /** A new node being filled: it may still become any of its candidate groups. */
 interface Claim {
@@ -25,6 +25,7 @@ interface Claim {
  * Simplification: a claim fixes its topology class (zone, ...) when it is opened.
  */
 export function ffd(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
+  if (snapshot.pendingPods.length === 0) return emptyPlan();
   const st = new PackingState(snapshot);
   const order: number[] = [];
   const podClass: number[] = [];

@@ -161,7 +161,16 @@ export class PackingState {
         for (const s of l.pod.topologySpreadConstraints) keys.add(s.topologyKey);
       }
     }
-    for (const n of snapshot.nodes) for (const p of n.pods) for (const t of requiredAntiAffinityTerms(p)) keys.add(t.topologyKey);
+    // Running pods with required anti-affinity (few): their terms repel pending pods.
+    const antiOwners: Array<{ pod: SchedulingPod; node: SnapshotNode }> = [];
+    for (const n of snapshot.nodes) {
+      for (const p of n.pods) {
+        const terms = p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+        if (!terms?.length) continue;
+        antiOwners.push({ pod: p, node: n });
+        for (const t of terms) keys.add(t.topologyKey);
+      }
+    }
     keys.delete(HOSTNAME);
     const topoKeys = [...keys].sort();
 
@@ -198,14 +207,18 @@ export class PackingState {
     for (const node of ordered) {
       this.nodeNames.add(node.name);
       const free: Resources = { ...node.allocatable };
-      for (const p of node.pods) addInto(free, p.requests, -1);
+      const ports: HostPort[] = [];
+      for (const p of node.pods) {
+        addInto(free, p.requests, -1);
+        if (p.hostPorts.length) for (const hp of p.hostPorts) ports.push(hp);
+      }
       const g = node.groupId ? groupById.get(node.groupId) : undefined;
       // A placeholder for a replica without a Node yet holds no pods: its DaemonSets will.
       if (node.inFlight && node.pods.length === 0 && g) addInto(free, g.group.daemonSetOverhead, -1);
       // Every node is its own hostname domain, placeholders for in-flight replicas included.
       const labels = HOSTNAME in node.labels ? node.labels : { ...node.labels, [HOSTNAME]: node.name };
       const bin = this.makeBin(node.name, labels, node.taints, free, true);
-      bin.ports = node.pods.flatMap((p) => p.hostPorts);
+      bin.ports = ports;
       bin.existingIndex = this.existingBins.length;
       bin.node = node;
       this.existingBins.push(bin);
@@ -219,11 +232,11 @@ export class PackingState {
     for (const cs of this.classes) {
       for (const t of requiredAntiAffinityTerms(cs.cls.proto)) cs.ownTerms.push(this.ownerCounter(resolveAffinityTerm(t, cs.cls.proto, snapshot.namespaceLabels)));
     }
+    const binOfNode = new Map(this.existingBins.map((b) => [b.node!, b]));
     const existingOwners: Array<{ counter: OwnerCounter; bin: Bin }> = [];
-    for (const bin of this.existingBins) {
-      for (const p of bin.node!.pods) {
-        for (const t of requiredAntiAffinityTerms(p)) existingOwners.push({ counter: this.ownerCounter(resolveAffinityTerm(t, p, snapshot.namespaceLabels)), bin });
-      }
+    for (const { pod, node } of antiOwners) {
+      const bin = binOfNode.get(node)!;
+      for (const t of requiredAntiAffinityTerms(pod)) existingOwners.push({ counter: this.ownerCounter(resolveAffinityTerm(t, pod, snapshot.namespaceLabels)), bin });
     }
     const termList = [...this.termCounters.values()];
     const spreadList = [...this.spreadCounters.values()];
@@ -254,7 +267,7 @@ export class PackingState {
 
     // Count the pods already running, grouped by (namespace, labels) so each group is matched once.
     const running = new Map<string, { pod: SchedulingPod; bins: Bin[] }>();
-    for (const bin of this.existingBins) {
+    if (termList.length || spreadList.length) for (const bin of this.existingBins) {
       for (const p of bin.node!.pods) {
         const k = `${p.namespace}\u0000${JSON.stringify(p.labels)}`;
         const e = running.get(k) ?? { pod: p, bins: [] };

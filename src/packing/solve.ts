@@ -31,6 +31,7 @@ const MAX_ROUNDS = 4;
  * Preferences are honoured where they can be, then relaxed rung by rung.
  */
 export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
+  if (snapshot.pendingPods.length === 0) return emptyPlan();
   const st = new PackingState(snapshot);
   const packer = new CostAwarePacker(st);
   const levelsOf = (cs: ClassState) => (options.ignorePreferences ? cs.levels.slice(-1) : cs.levels);
@@ -63,6 +64,11 @@ export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Pl
   }
   st.rightSize();
   return st.toPlan();
+}
+
+/** Nothing pending: nothing to add (the common case between bursts, without building any state). */
+export function emptyPlan(): Plan {
+  return { scaleUps: [], placements: [], unschedulable: [], cost: { addedPerHour: 0 } };
 }
 
 /**
