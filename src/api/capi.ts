@@ -1,6 +1,7 @@
 import type { V1OwnerReference, V1Taint } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../cluster/objects.js';
 import type { NodeGroupKind } from '../packing/plan.js';
+import { checkShape, OBJECT_META_SHAPE } from './object-shape.js';
 import { failer, type ObjectRef } from './validation-error.js';
 
 /**
@@ -135,6 +136,8 @@ function common(obj: UnstructuredObject, kind: string): { view: CommonView; fail
   const ref: ObjectRef = { kind, namespace: meta.namespace || 'default', name: meta.name ?? '<unnamed>' };
   const fail = failer(ref);
   if (!meta.name) fail('metadata.name', 'is required');
+  const problem = checkShape(meta, OBJECT_META_SHAPE, 'metadata');
+  if (problem) fail(problem[0], problem[1]);
   const version = versionOf(obj.apiVersion, fail);
   const labels = stringMap(meta.labels, 'metadata.labels', fail);
   const annotations = stringMap(meta.annotations, 'metadata.annotations', fail);

@@ -1,7 +1,8 @@
-import type { V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
 import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
 import { NODEPOOL_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
+import { validateObjectShape } from '../api/object-shape.js';
 import { QuantityError } from '../api/quantity.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { isDemand, toSchedulingPod } from '../scheduling/pod-demand.js';
@@ -53,6 +54,8 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     }
   };
 
+  const valid = (o: KubernetesObject) => guard(() => { validateObjectShape(o); return true; }) === true;
+
   // CAPI objects.
   const views: NodeGroupView[] = [];
   for (const o of objects.nodeGroups) {
@@ -64,7 +67,8 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     const m = guard(() => parseMachine(o));
     if (m) machines.push(m);
   }
-  const map = mapNodesToGroups(objects.nodes, machines, views);
+  const validNodes = objects.nodes.filter(valid);
+  const map = mapNodesToGroups(validNodes, machines, views);
   const pools: NodePool[] = [];
   for (const o of objects.nodePools) {
     const p = guard(() => parseNodePool(o));
@@ -77,6 +81,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   const podNamespaces = new Set<string>();
   const ephemeralClaims: EphemeralClaim[] = [];
   for (const pod of objects.pods) {
+    if (!valid(pod)) continue;
     if (TERMINAL.has(pod.status?.phase ?? '')) continue;
     const nodeName = pod.spec?.nodeName;
     if (!nodeName && !isDemand(pod)) continue;
@@ -102,11 +107,10 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   // Existing nodes.
   const nodes: SnapshotNode[] = [];
   const readyNodes = new Map<string, SnapshotNode>();
-  for (const node of objects.nodes) {
+  for (const node of validNodes) {
     const name = node.metadata?.name;
     if (!name) continue;
     const parsed = guard(() => {
-      checkStringMap(node.metadata?.labels, 'Node', '', name, 'metadata.labels');
       return { allocatable: nodeAllocatable(node), taints: schedulingTaints(node) };
     });
     if (!parsed) continue;
@@ -134,8 +138,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     const dsNs = ds.metadata?.namespace || 'default';
     const dsName = ds.metadata?.name ?? '';
     const p = guard(() => {
-      checkPodSpecLists(ds.spec?.template?.spec, 'DaemonSet', dsNs, dsName, 'spec.template.spec');
-      checkStringMap(ds.spec?.template?.spec?.nodeSelector, 'DaemonSet', dsNs, dsName, 'spec.template.spec.nodeSelector');
+      validateObjectShape(ds);
       return withObjectContext('DaemonSet', dsNs, dsName, 'spec.template.spec', () => daemonSetTemplatePod(ds));
     });
     if (p) dsPods.push(p);
@@ -197,8 +200,12 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     groups,
     nodes,
     pendingPods,
-    volumes: volumeTopology(objects, ephemeralClaims),
-    namespaceLabels: namespaceLabels(objects, podNamespaces),
+    volumes: volumeTopology({
+      persistentVolumes: objects.persistentVolumes.filter(valid),
+      persistentVolumeClaims: objects.persistentVolumeClaims.filter(valid),
+      storageClasses: objects.storageClasses.filter(valid),
+    }, ephemeralClaims),
+    namespaceLabels: namespaceLabels(objects.namespaces.filter(valid), podNamespaces),
     limits: poolLimits(pools, groups, nodes),
   };
 }
@@ -218,7 +225,6 @@ const EPHEMERAL_TAINTS = new Set([
 
 function schedulingTaints(node: V1Node): V1Taint[] {
   const taints = (node.spec?.taints ?? []) as V1Taint[];
-  if (!Array.isArray(taints)) throw new ObjectValidationError('Node', '', node.metadata?.name ?? '', 'spec.taints', 'must be a list');
   if (!taints.some((t) => t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key))) return taints;
   return taints.filter((t) => !(t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key)));
 }
@@ -233,35 +239,8 @@ function withObjectContext<T>(kind: string, namespace: string, name: string, fie
   }
 }
 
-/**
- * Label-like maps must hold strings: YAML turns unquoted `true` or `1` into other
- * types, which the apiserver would reject and which would silently never match.
- */
-function checkStringMap(map: Record<string, unknown> | undefined, kind: string, namespace: string, name: string, field: string): void {
-  if (!map) return;
-  for (const k in map) {
-    if (typeof map[k] !== 'string') {
-      throw new ObjectValidationError(kind, namespace, name, `${field}.${k}`, `must be a string, got ${JSON.stringify(map[k])} (quote it in YAML)`);
-    }
-  }
-}
-
-const POD_LIST_FIELDS = ['containers', 'initContainers', 'tolerations', 'topologySpreadConstraints', 'volumes', 'schedulingGates'];
-
-/** Hand-written files can get a list wrong; the apiserver would reject these, so do we (instead of crashing later). */
-function checkPodSpecLists(spec: object | undefined, kind: string, namespace: string, name: string, prefix: string): void {
-  const s = spec as Record<string, unknown> | undefined;
-  for (const field of POD_LIST_FIELDS) {
-    const v = s?.[field];
-    if (v !== undefined && v !== null && !Array.isArray(v)) throw new ObjectValidationError(kind, namespace, name, `${prefix}.${field}`, 'must be a list');
-  }
-}
-
 function schedulingPodOf(pod: V1Pod): SchedulingPod {
   const ns = pod.metadata?.namespace || 'default';
-  checkStringMap(pod.metadata?.labels, 'Pod', ns, pod.metadata?.name ?? '', 'metadata.labels');
-  checkStringMap(pod.spec?.nodeSelector, 'Pod', ns, pod.metadata?.name ?? '', 'spec.nodeSelector');
-  checkPodSpecLists(pod.spec, 'Pod', ns, pod.metadata?.name ?? '', 'spec');
   try {
     return toSchedulingPod(pod);
   } catch (err) {
@@ -303,7 +282,9 @@ interface EphemeralClaim {
   storageClassName: string | undefined;
 }
 
-function volumeTopology(objects: ClusterObjects, ephemeralClaims: readonly EphemeralClaim[]): VolumeTopology {
+function volumeTopology(
+  objects: Pick<ClusterObjects, 'persistentVolumes' | 'persistentVolumeClaims' | 'storageClasses'>, ephemeralClaims: readonly EphemeralClaim[],
+): VolumeTopology {
   const out: VolumeTopology = { persistentVolumes: {}, claims: {}, storageClasses: {} };
   let defaultClass: string | undefined;
   for (const sc of objects.storageClasses) {
@@ -339,11 +320,11 @@ function volumeTopology(objects: ClusterObjects, ephemeralClaims: readonly Ephem
   return out;
 }
 
-function namespaceLabels(objects: ClusterObjects, podNamespaces: ReadonlySet<string>): Record<string, Record<string, string>> {
+function namespaceLabels(namespaces: readonly KubernetesObject[], podNamespaces: ReadonlySet<string>): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
   // The apiserver labels every namespace with its name; namespaces absent from the input still have that label.
   for (const ns of podNamespaces) out[ns] = { [NAMESPACE_NAME_LABEL]: ns };
-  for (const ns of objects.namespaces) {
+  for (const ns of namespaces) {
     const name = ns.metadata?.name;
     if (name) out[name] = { [NAMESPACE_NAME_LABEL]: name, ...(ns.metadata?.labels ?? {}) };
   }
