@@ -21,7 +21,7 @@ const log = (msg: string) => { if (!values.json) console.error(msg); };
 interface Run { ms: number; cpuMs: number; podsPerSecond: number; cpuPodsPerSecond: number; nodes: number; costPerHour: number; unschedulable: number; peakRssMb: number }
 
 function child(script: string, args: string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', here(script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  return execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', here(script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
 }
 
 function runOne(solver: string, mix: Mix, pods: number): Run {

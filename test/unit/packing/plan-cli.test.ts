@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -30,6 +30,19 @@ describe('headroom plan', function () {
     }
     for (const p of out.placements) expect(Object.keys(p).join()).to.be.oneOf(['pod,node', 'pod,group,newNode']);
     expect(out.placements.length).to.be.greaterThan(0);
+  });
+
+  it('plans every example in test/fixtures', () => {
+    const dir = join(ROOT, 'test/fixtures');
+    const examples = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f));
+    expect(examples.length).to.be.greaterThan(0);
+    for (const f of examples) {
+      const r = headroom(['plan', '-f', join('test/fixtures', f), '-o', 'json']);
+      expect(r.code, `${f}: ${r.stderr}`).to.equal(0);
+      const out = JSON.parse(r.stdout);
+      expect(out.placements.length + out.unschedulable.length, f).to.be.greaterThan(0);
+      for (const u of out.unschedulable) expect(u.reason, f).to.be.a('string').and.not.equal('');
+    }
   });
 
   it('reads stdin and directories, and prints a text table', () => {
