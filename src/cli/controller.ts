@@ -3,6 +3,10 @@ import { DiscoverySpecError, discoverySpecs } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
 import { SolverPool } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
+import { systemClock } from '../provisioning/clock.js';
+import { DemandIntake } from '../provisioning/demand-intake.js';
+import { LiveExtenderState } from '../controller/live-extender-state.js';
+import { startHeadroomServer } from '../server/headroom-server.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';
 import { registry } from '../server/metrics.js';
@@ -29,7 +33,11 @@ Options:
   --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)
   --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
   --pod-namespace NS             only watch pods in NS (several autoscalers on one cluster, tests)
-  --node-label-selector SEL      only watch nodes matching SEL (idem)`;
+  --node-label-selector SEL      only watch nodes matching SEL (idem)
+  --webhook-address HOST:PORT    also serve the admission webhook (/mutate/pods) and the scheduler
+                                 extender (/scheduler/filter, /scheduler/prioritize) over TLS; the
+                                 demand they see opens a batch window at once
+  --tls-dir DIR                  tls.crt / tls.key for --webhook-address (a mounted Secret; reloaded on rotation)`;
 
 function loadKubeConfig(path: string | undefined, what: string): KubeConfig {
   const kc = new KubeConfig();
@@ -49,10 +57,10 @@ function positiveMs(raw: string | undefined, flag: string, dflt: number): number
   return Number(raw);
 }
 
-function parseAddress(raw: string): { host: string; port: number } | undefined {
+function parseAddress(raw: string, flag = '--metrics-address'): { host: string; port: number } | undefined {
   if (raw === '0') return undefined;
   const m = /^(.*):(\d{1,5})$/.exec(raw);
-  if (!m || Number(m[2]) > 65535) throw new UsageError(`controller: --metrics-address must be HOST:PORT, got "${raw}"`);
+  if (!m || Number(m[2]) > 65535) throw new UsageError(`controller: ${flag} must be HOST:PORT, got "${raw}"`);
   return { host: m[1] || '0.0.0.0', port: Number(m[2]) };
 }
 
@@ -76,6 +84,8 @@ export const controllerCommand: Command = {
     'solver-threads': { type: 'string' },
     'pod-namespace': { type: 'string' },
     'node-label-selector': { type: 'string' },
+    'webhook-address': { type: 'string' },
+    'tls-dir': { type: 'string' },
   },
   async run(values) {
     const idleMs = positiveMs(values['batch-idle-duration'] as string | undefined, '--batch-idle-duration', DEFAULT_BATCH.idleMs);
@@ -93,6 +103,10 @@ export const controllerCommand: Command = {
       if (err instanceof DiscoverySpecError) throw new UsageError(`controller: ${err.message}`);
       throw err;
     }
+    const webhookRaw = values['webhook-address'] as string | undefined;
+    const webhook = webhookRaw === undefined ? undefined : parseAddress(webhookRaw, '--webhook-address');
+    const tlsDir = values['tls-dir'] as string | undefined;
+    if (webhook && !tlsDir) throw new UsageError('controller: --webhook-address needs --tls-dir (the webhook and the extender are served over TLS only)');
     const threadsRaw = values['solver-threads'] as string | undefined;
     if (threadsRaw !== undefined && !/^\d{1,3}$/.test(threadsRaw)) throw new UsageError(`controller: --solver-threads must be a small whole number, got "${threadsRaw}"`);
     const podNamespace = values['pod-namespace'] as string | undefined;
@@ -100,6 +114,7 @@ export const controllerCommand: Command = {
     const workload = loadKubeConfig(values.kubeconfig as string | undefined, 'workload');
     const mgmtPath = values['management-kubeconfig'] as string | undefined;
     const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
+    const intake = webhook ? new DemandIntake() : undefined;
     const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined);
     const controller = new Controller({
       workload, ...(management ? { management } : {}),
@@ -109,6 +124,7 @@ export const controllerCommand: Command = {
         workloadScope: { ...(podNamespace ? { namespace: podNamespace } : {}), ...(nodeLabelSelector ? { nodeLabelSelector } : {}) },
       } : {}),
       dryRun: values['dry-run'] === true,
+      ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       registry,
       ...(values['leader-elect'] ? {
@@ -123,11 +139,15 @@ export const controllerCommand: Command = {
       server = await listen(createHandler({ ready: () => controller.ready(), routes: [] }), { ...address, tls: false });
       console.log(`${new Date().toISOString()} metrics and health on ${server.url}`);
     }
+    let extender: LiveExtenderState | undefined;
+    let webhookServer: RunningServer | undefined;
     let stopping: Promise<void> | undefined;
     const done = new Promise<number>((resolve) => {
       const shutdown = (signal: string) => {
         console.log(`${new Date().toISOString()} ${signal}: shutting down`);
         stopping ??= (async () => {
+          extender?.stop();
+          await webhookServer?.close();
           await controller.stop();
           await server?.close();
           await pool?.destroy();
@@ -138,8 +158,19 @@ export const controllerCommand: Command = {
       process.once('SIGINT', () => shutdown('SIGINT'));
     });
     try {
+      if (webhook && intake) {
+        extender = new LiveExtenderState(controller.cache, 250, (err) => console.error(`extender state: ${(err as Error).message}`));
+        webhookServer = await startHeadroomServer({
+          ...webhook, tls: { dir: tlsDir!, watch: { onError: (m: string) => console.error(m) } },
+          state: () => extender!.get(), intake, clock: systemClock, ready: () => controller.ready(),
+        });
+        console.log(`${new Date().toISOString()} webhook and extender on ${webhookServer.url}`);
+      }
       await controller.start();
+      extender?.start();
     } catch (err) {
+      extender?.stop();
+      await webhookServer?.close().catch(() => {});
       await controller.stop().catch(() => {});
       await server?.close();
       await pool?.destroy();

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
@@ -9,6 +11,7 @@ import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.j
 import { eventually } from '../harness/wait.js';
 import { sharedControlPlane } from './hooks.js';
 import { KubeClient } from '../../src/controller/kube-client.js';
+import { generateServingCert } from '../../src/server/serving-cert.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
 
 /**
@@ -45,14 +48,14 @@ describe('headroom controller process (CLI)', function () {
     if (logDir) removeTempDir(logDir);
   });
 
-  async function startProcess(port: number): Promise<ManagedProcess> {
+  async function startProcess(port: number, extra: string[] = ['--leader-elect', '--leader-election-namespace', ns]): Promise<ManagedProcess> {
     const entry = join(process.cwd(), 'test', 'integration', 'controller-cli-entry.ts');
     const p = ManagedProcess.start('headroom-controller', process.execPath, [
       '--import', 'tsx', entry, 'controller',
       '--kubeconfig', cp.kubeconfigPath,
       '--namespace', ns, '--cluster-name', 'test',
       '--pod-namespace', ns, '--node-label-selector', fixtureNodeSelector({ namespace: ns }),
-      '--leader-elect', '--leader-election-namespace', ns,
+      ...extra,
       '--batch-idle-duration', '300', '--batch-max-duration', '3000',
       '--solver-threads', '1',
       '--metrics-address', `127.0.0.1:${port}`,
@@ -119,5 +122,51 @@ describe('headroom controller process (CLI)', function () {
     const exit = await second.exited;
     expect(exit.code).to.equal(0);
     expect((await lease()).spec.holderIdentity ?? '', second.logTail()).to.equal('');
+  });
+
+  it('serves the webhook and the scheduler extender over TLS from the live cache (--webhook-address)', async function () {
+    this.timeout(90_000);
+    const tls = generateServingCert({ service: 'headroom', namespace: ns, extraHosts: ['127.0.0.1'] });
+    const tlsDir = join(logDir, 'tls');
+    mkdirSync(tlsDir);
+    writeFileSync(join(tlsDir, 'tls.crt'), tls.certPem);
+    writeFileSync(join(tlsDir, 'tls.key'), tls.keyPem);
+    const port = await freePort();
+    const webhookPort = await freePort();
+    const p = await startProcess(port, ['--webhook-address', `127.0.0.1:${webhookPort}`, '--tls-dir', tlsDir]);
+    await eventually('/readyz 200', async () => (await http(port, '/readyz').catch(() => ({ status: 0 }))).status === 200, { timeoutMs: 60_000, intervalMs: 200 })
+      .catch((err: Error) => { throw new Error(`${err.message}\n${p.logTail()}`); });
+    const post = (path: string, body: unknown) => new Promise<{ status: number; json: unknown }>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: webhookPort, path, method: 'POST', ca: tls.caPem, headers: { 'Content-Type': 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+    // The nodes of the first test hold 8, 8, 8 and 6 pods: a live view scores them apart.
+    const nodes = (await client.get<{ items: Array<{ metadata: { name: string } }> }>('/api/v1/nodes', { labelSelector: fixtureNodeSelector({ namespace: ns }) })).items.map((n) => n.metadata.name);
+    expect(nodes.length).to.be.at.least(2);
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: ns, uid: 'probe-uid' }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '100m' } } }] } };
+    const scores = await eventually('the extender to see the nodes\' pods', async () => {
+      const res = await post('/scheduler/prioritize', { Pod: pod, NodeNames: nodes });
+      const list = res.json as Array<{ Host: string; Score: number }>;
+      return res.status === 200 && new Set(list.map((h) => h.Score)).size > 1 ? list : false;
+    }, { timeoutMs: 15_000, intervalMs: 300 });
+    expect(scores.map((h) => h.Host).sort()).to.deep.equal([...nodes].sort());
+    const filter = await post('/scheduler/filter', { Pod: pod, NodeNames: nodes });
+    expect(filter.status).to.equal(200);
+    expect((filter.json as { NodeNames: string[] }).NodeNames.sort()).to.deep.equal([...nodes].sort());
+    const review = await post('/mutate/pods', {
+      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      request: { uid: 'r-1', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: ns, operation: 'CREATE', object: pod },
+    });
+    expect(review.status).to.equal(200);
+    expect(review.json).to.deep.include({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
+    expect((review.json as { response: { uid: string; allowed: boolean } }).response).to.include({ uid: 'r-1', allowed: true });
+    await p.stop(10_000);
+    expect((await p.exited).code).to.equal(0);
   });
 });
