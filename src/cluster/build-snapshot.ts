@@ -67,8 +67,15 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     const m = guard(() => parseMachine(o));
     if (m) machines.push(m);
   }
-  const validNodes = objects.nodes.filter(valid);
-  const map = mapNodesToGroups(validNodes, machines, views);
+  // Nodes that pass validation and whose quantities parse, before anything counts them.
+  const parsedNodes: Array<{ node: V1Node; name: string; allocatable: Resources; taints: V1Taint[] }> = [];
+  for (const node of objects.nodes) {
+    const name = node.metadata?.name;
+    if (!name || !valid(node)) continue;
+    const parsed = guard(() => ({ allocatable: nodeAllocatable(node), taints: schedulingTaints(node) }));
+    if (parsed) parsedNodes.push({ node, name, ...parsed });
+  }
+  const map = mapNodesToGroups(parsedNodes.map((n) => n.node), machines, views);
   const pools: NodePool[] = [];
   for (const o of objects.nodePools) {
     const p = guard(() => parseNodePool(o));
@@ -107,14 +114,9 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   // Existing nodes.
   const nodes: SnapshotNode[] = [];
   const readyNodes = new Map<string, SnapshotNode>();
-  for (const node of validNodes) {
-    const name = node.metadata?.name;
-    if (!name) continue;
-    const parsed = guard(() => {
-      return { allocatable: nodeAllocatable(node), taints: schedulingTaints(node) };
-    });
-    if (!parsed) continue;
-    const { allocatable, taints } = parsed;
+  /** Nodes being deleted (or whose Machine is): no longer part of the group's replicas. */
+  const goingAway = new Set<string>();
+  for (const { node, name, allocatable, taints } of parsedNodes) {
     const machine = map.machineOfNode.get(name);
     const sn: SnapshotNode = {
       name,
@@ -127,6 +129,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
         || (machine !== undefined && (machine.deleting || machine.markedForDeletion)),
     };
     nodes.push(sn);
+    if (node.metadata?.deletionTimestamp || machine?.deleting) goingAway.add(name);
     if (isNodeReady(node) && !node.metadata?.deletionTimestamp) readyNodes.set(name, sn);
   }
   const nodeByName = new Map<string, SnapshotNode>();
@@ -175,7 +178,9 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       const sn = nodeByName.get(n);
       if (sn) sn.groupId = g.id;
     }
-    const missing = g.replicas - names.length;
+    let staying = 0;
+    for (const n of names) if (!goingAway.has(n)) staying++;
+    const missing = g.replicas - staying;
     const pendingMachines = map.pendingMachinesOfGroup.get(g.id) ?? [];
     for (let i = 0; i < missing; i++) {
       const m = pendingMachines[i];

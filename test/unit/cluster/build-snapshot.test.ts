@@ -159,6 +159,41 @@ spec: {clusterName: c, failureDomain: b}
     expect(s.groups[0]!.template.labels).to.not.have.property('topology.kubernetes.io/zone'); // two failure domains
   });
 
+  it('a node whose Machine is being deleted does not count as a replica (its replacement is in flight)', () => {
+    const s = buildSnapshot(loadObjects(`apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: md, namespace: ns, annotations: {${MAX}: "9", capacity.cluster-autoscaler.kubernetes.io/cpu: "2", capacity.cluster-autoscaler.kubernetes.io/memory: 4Gi}}
+spec: {clusterName: c, replicas: 2, template: {spec: {}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {name: old, namespace: ns, deletionTimestamp: "2026-01-01T00:00:00Z", labels: {cluster.x-k8s.io/deployment-name: md}}
+spec: {clusterName: c}
+status: {nodeRef: {name: n-old}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {name: keep, namespace: ns, labels: {cluster.x-k8s.io/deployment-name: md}}
+spec: {clusterName: c}
+status: {nodeRef: {name: n-keep}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n-old}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n-keep}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+`));
+    expect(s.nodes.map((n) => [n.name, n.inFlight, n.unschedulable, n.groupId])).to.deep.equal([
+      ['n-old', false, true, 'MachineDeployment/ns/md'],
+      ['n-keep', false, false, 'MachineDeployment/ns/md'],
+      ['in-flight:ns/md:0', true, false, 'MachineDeployment/ns/md'],
+    ]);
+  });
+
   it('cordoned nodes and nodes of Machines marked for deletion are unschedulable', () => {
     const s = buildSnapshot(loadObjects(`apiVersion: v1
 kind: Node
