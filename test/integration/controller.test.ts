@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import type { ControlPlane } from '../harness/control-plane.js';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually, isNodeReady, waitForReadyNodes } from '../harness/wait.js';
@@ -394,6 +394,47 @@ describe('headroom controller on a real control plane', function () {
     } finally {
       await client.request('DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
       await s.cleanup();
+    }
+  });
+
+  it('with two kubeconfigs reads pods from the workload cluster and scales the MachineDeployment in the management cluster', async function () {
+    this.timeout(240_000);
+    // A second, private apiserver (CAPI + our CRDs) plays the management cluster.
+    const mgmt = await startControlPlane({});
+    const mkc = mgmt.kubeConfig();
+    const mclient = new KubeClient(mkc);
+    const ns = await createTestNamespace(kc, 'ctl-two');
+    let ctl: Controller | undefined;
+    try {
+      await mclient.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+      const md = machineDeployment({ namespace: ns, name: 'md', replicas: 0, min: 0, max: 5, cpu: '4', memory: '16Gi' });
+      await mclient.request('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machinedeployments`, { body: md });
+      // A decoy of the same name in the workload cluster must not be touched.
+      await client.request('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machinedeployments`, { body: md });
+      ctl = new Controller({
+        workload: kc, management: mkc, discovery: [{ namespace: ns, labels: {} }],
+        workloadScope: { namespace: ns, nodeLabelSelector: fixtureNodeSelector({ namespace: ns }) },
+        batch: { idleMs: 200, maxMs: 2000 }, log: () => {},
+      });
+      await ctl.start();
+      await Promise.all([0, 1, 2].map((i) => client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: pendingPod(ns, `p-${i}`, '1') })));
+      const replicasIn = async (c: KubeClient) => (await c.get<{ spec: { replicas: number } }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machinedeployments/md`)).spec.replicas;
+      await eventually('the management cluster\'s MachineDeployment to scale', async () => (await replicasIn(mclient)) === 1, { timeoutMs: 30_000 });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await replicasIn(mclient)).to.equal(1);
+      expect(await replicasIn(client)).to.equal(0);
+      // The ScaledUp event is on the management cluster's object; TriggeredScaleUp on the workload pods.
+      await eventually('events in both clusters', async () => {
+        const m = await mclient.get<{ items: Array<{ reason: string }> }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+        const w = await client.get<{ items: Array<{ reason: string }> }>(`/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+        return m.items.some((e) => e.reason === 'ScaledUp') && w.items.some((e) => e.reason === 'TriggeredScaleUp');
+      }, { timeoutMs: 10_000 });
+    } finally {
+      await ctl?.stop();
+      mclient.close();
+      await client.request('DELETE', `/api/v1/namespaces/${ns}/pods`, { query: { gracePeriodSeconds: 0 } }).catch(() => {});
+      await deleteTestNamespace(kc, ns).catch(() => {});
+      await mgmt.stop();
     }
   });
 });
