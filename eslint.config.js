@@ -1,8 +1,9 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'charts/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'charts/', 'coverage/', '.tmp/', 'headroom-report/', 'out/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,6 +19,6 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: { globals: globals.node },
   },
 );
