@@ -88,9 +88,15 @@ export class ClusterCache implements ClusterStateSource {
     const nodePoolVersion = await discoverResourceVersion(management, NODEPOOL_GROUP, NODEPOOL_PLURAL, [NODEPOOL_VERSION]);
     if (nodePoolVersion) add('nodePools', management, { group: NODEPOOL_GROUP, version: nodePoolVersion, plural: NODEPOOL_PLURAL });
     else this.absent.push(`${NODEPOOL_PLURAL}.${NODEPOOL_GROUP}`);
-    const bufferVersion = await discoverResourceVersion(management, CAPACITY_BUFFER_GROUP, 'capacitybuffers', CAPACITY_BUFFER_VERSIONS);
-    if (bufferVersion) add('capacityBuffers', management, { group: CAPACITY_BUFFER_GROUP, version: bufferVersion, plural: 'capacitybuffers' });
-    else this.absent.push(`capacitybuffers.${CAPACITY_BUFFER_GROUP}`);
+    // CapacityBuffers describe workload pods: they live in the workload cluster, next to
+    // the PodTemplates they reference (watched only when buffers are served).
+    const bufferVersion = await discoverResourceVersion(workload, CAPACITY_BUFFER_GROUP, 'capacitybuffers', CAPACITY_BUFFER_VERSIONS);
+    if (bufferVersion) {
+      add('capacityBuffers', workload, { group: CAPACITY_BUFFER_GROUP, version: bufferVersion, plural: 'capacitybuffers', ...podNs });
+      add('podTemplates', workload, { group: '', version: 'v1', plural: 'podtemplates', ...podNs });
+    } else {
+      this.absent.push(`capacitybuffers.${CAPACITY_BUFFER_GROUP}`);
+    }
 
     for (const { informer } of this.informers) informer.start();
   }
@@ -131,13 +137,14 @@ export class ClusterCache implements ClusterStateSource {
     const out: ClusterObjects = {
       pods: [], nodes: [], daemonSets: [], podDisruptionBudgets: [], persistentVolumes: [],
       persistentVolumeClaims: [], storageClasses: [], nodeGroups: [], machines: [], nodePools: [],
-      capacityBuffers: [], namespaces: [],
+      capacityBuffers: [], namespaces: [], podTemplates: [],
     };
     for (const { kind, informer } of this.informers) {
       const items = informer.list();
       // Kinds served by several informers (nodeGroups) are concatenated into a new
       // array; never push into an informer's own cached array.
-      out[kind] = (out[kind].length === 0 ? items : [...out[kind], ...items]) as never;
+      const prev = out[kind] ?? [];
+      out[kind] = (prev.length === 0 ? items : [...prev, ...items]) as never;
     }
     this.cached = out;
     return out;

@@ -26,6 +26,8 @@ export interface ClusterObjects {
   capacityBuffers: UnstructuredObject[];
   /** Namespaces, for pod affinity namespaceSelector. */
   namespaces: KubernetesObject[];
+  /** core/v1 PodTemplates, for CapacityBuffers' podTemplateRef (absent when not watched). */
+  podTemplates?: KubernetesObject[];
 }
 
 export type UnstructuredObject = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };

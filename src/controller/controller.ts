@@ -8,6 +8,7 @@ import type { GroupDiscoverySpec } from '../cluster/discovery.js';
 import type { InformerOptions } from '../cluster/informer.js';
 import { solve as solveInProcess } from '../packing/solve.js';
 import type { BatcherOptions } from '../provisioning/batcher.js';
+import { capacityBufferPods } from '../provisioning/capacity-buffers.js';
 import { systemClock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import { Provisioner, type CycleReport, type SolveFn } from '../provisioning/provisioner.js';
@@ -140,6 +141,7 @@ export class Controller {
         this.opts.onCycle?.(r);
       },
     }, {
+      extraPendingPods: capacityBufferPods,
       ...(this.opts.batch ? { batch: this.opts.batch } : {}),
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
     });

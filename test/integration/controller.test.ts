@@ -437,4 +437,29 @@ describe('headroom controller on a real control plane', function () {
       await mgmt.stop();
     }
   });
+
+  it('keeps spare capacity for a CapacityBuffer (podTemplateRef + replicas) with no pods pending', async function () {
+    this.timeout(120_000);
+    const s = await scenario('ctl-buffer');
+    try {
+      await s.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 5, cpu: '4', memory: '16Gi' });
+      await client.request('POST', `/api/v1/namespaces/${s.ns}/podtemplates`, {
+        body: {
+          apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'shape', namespace: s.ns },
+          template: { spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1500m', memory: '1Gi' } } }] } },
+        },
+      });
+      await s.startController({ batch: { idleMs: 200, maxMs: 2000 } });
+      await client.request('POST', `/apis/autoscaling.x-k8s.io/v1alpha1/namespaces/${s.ns}/capacitybuffers`, {
+        body: { apiVersion: 'autoscaling.x-k8s.io/v1alpha1', kind: 'CapacityBuffer', metadata: { name: 'spare', namespace: s.ns }, spec: { podTemplateRef: { name: 'shape' }, replicas: 4 } },
+      });
+      // 4 x 1.5 cpu: two per 4-cpu node -> 2 nodes, with no pod pending at all.
+      await waitForReadyNodes(kc, fixtureNodeSelector({ namespace: s.ns }), 2, 30_000);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await s.replicas('machinedeployments', 'md')).to.equal(2);
+      expect(await s.pods()).to.have.length(0);
+    } finally {
+      await s.cleanup();
+    }
+  });
 });
