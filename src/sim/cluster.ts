@@ -11,6 +11,7 @@ import type { NodeGroup } from '../cluster/snapshot.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
+import { hasInterPodConstraints, interPodFilter, type TopologyNode } from './inter-pod.js';
 import type { MetricsRecorder } from './metrics.js';
 import type { PodOwner, SimGroup, SimMachine, SimNode, SimPod } from './model.js';
 import { Sampler } from './sampler.js';
@@ -51,6 +52,8 @@ interface Lane {
   failedEpoch: number;
   /** Pods before this index are already marked Unschedulable. */
   marked: number;
+  /** The class has inter-pod constraints: other pods' placement can make it fit, so it is always retried. */
+  dynamic: boolean;
 }
 
 /**
@@ -69,6 +72,8 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   readonly nodes = new Map<string, SimNode>();
   private readonly pods = new Map<string, SimPod>();
   private readonly lanes = new Map<string, Lane>();
+  /** Bound pods with required anti-affinity: they repel new pods symmetrically. */
+  private readonly antiAffinityPods = new Set<SimPod>();
   private unboundCount = 0;
   /** Unbound pods the scheduler has marked Unschedulable, and how many were ever marked. */
   private unschedulableNow = 0;
@@ -351,7 +356,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     this.metrics.podPending();
     let lane = this.lanes.get(scheduling.equivalenceKey);
     if (!lane) {
-      lane = { pods: [], head: 0, priority: scheduling.priority, failedEpoch: 0, marked: 0 };
+      lane = { pods: [], head: 0, priority: scheduling.priority, failedEpoch: 0, marked: 0, dynamic: hasInterPodConstraints(scheduling) };
       this.lanes.set(scheduling.equivalenceKey, lane);
     }
     lane.pods.push(pod);
@@ -405,6 +410,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
     addInto(node.requested, pod.scheduling.requests);
     if (pod.scheduling.hostPorts.length) node.hostPorts.push(...pod.scheduling.hostPorts);
     node.emptySince = undefined;
+    if (pod.scheduling.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) this.antiAffinityPods.add(pod);
     pod.object = {
       ...pod.object,
       spec: { ...pod.object.spec!, nodeName: node.name },
@@ -421,6 +427,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   private unbind(pod: SimPod): void {
     const node = pod.node!;
     node.pods.delete(pod);
+    this.antiAffinityPods.delete(pod);
     addInto(node.requested, pod.scheduling.requests, -1);
     if (pod.scheduling.hostPorts.length) {
       node.hostPorts = [...node.pods].flatMap((p) => p.scheduling.hostPorts);
@@ -454,14 +461,14 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   private schedulingCycle(): void {
     const lanes = [...this.lanes.entries()].sort((a, b) => b[1].priority - a[1].priority || headSeq(a[1]) - headSeq(b[1]));
     for (const [key, lane] of lanes) {
-      if (lane.failedEpoch === this.capacityEpoch) continue;
+      if (lane.failedEpoch === this.capacityEpoch && !lane.dynamic) continue;
       while (lane.head < lane.pods.length) {
         const pod = lane.pods[lane.head]!;
         if (pod.node || this.pods.get(pod.key) !== pod) {
           lane.head++;
           continue;
         }
-        const node = this.scheduler.select(pod, this.nodes.values());
+        const node = this.scheduler.select(pod, this.nodes.values(), this.topologyFilter(pod));
         if (!node) {
           lane.failedEpoch = this.capacityEpoch;
           this.markUnschedulable(lane);
@@ -477,6 +484,18 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
         lane.head = 0;
       }
     }
+  }
+
+  /** The inter-pod filters for a pod, when it or a bound pod has inter-pod constraints. */
+  private topologyFilter(pod: SimPod): ((n: SimNode) => boolean) | undefined {
+    const own = hasInterPodConstraints(pod.scheduling);
+    if (!own && this.antiAffinityPods.size === 0) return undefined;
+    const anti = [...this.antiAffinityPods].map((p) => ({ pod: p.scheduling, nodeLabels: p.node!.labels }));
+    const view = (n: SimNode): TopologyNode => ({ labels: n.labels, taints: n.object.spec?.taints ?? [], pods: [...n.pods].map((p) => p.scheduling) });
+    // Without constraints of its own the pod only needs the symmetric check: no counting.
+    const nodes = own ? [...this.nodes.values()].map(view) : [];
+    const filter = interPodFilter(pod.scheduling, nodes, anti);
+    return (n) => filter({ labels: n.labels, taints: n.object.spec?.taints ?? [], pods: [] });
   }
 
   private markUnschedulable(lane: Lane): void {

@@ -44,8 +44,9 @@ const NO_VOLUMES: VolumeTopology = { persistentVolumes: {}, claims: {}, storageC
  * - Score (default weights): NodeResourcesFit LeastAllocated (1),
  *   NodeResourcesBalancedAllocation (1), TaintToleration (3), NodeAffinity (2);
  *   ties broken at random, as selectHost does.
- * Not modelled: inter-pod affinity and topology spread (no shared predicate yet),
- * preemption.
+ * - InterPodAffinity and PodTopologySpread (required terms only) come in as
+ *   `extraFilter` from the cluster, which knows the bound pods (src/sim/inter-pod.ts).
+ * Not modelled: their scores, preemption.
  */
 export class SimScheduler {
   constructor(private readonly rng: Random, private readonly volumes: VolumeTopology = NO_VOLUMES) {}
@@ -77,9 +78,9 @@ export class SimScheduler {
   }
 
   /** Picks a node for the pod among `nodes`, or undefined when none passes the filter. */
-  select<N extends SchedulableNode>(pod: SchedulablePod, nodes: Iterable<N>): N | undefined {
+  select<N extends SchedulableNode>(pod: SchedulablePod, nodes: Iterable<N>, extraFilter?: (node: N) => boolean): N | undefined {
     const feasible: N[] = [];
-    for (const n of nodes) if (this.feasible(pod, n)) feasible.push(n);
+    for (const n of nodes) if (this.feasible(pod, n) && (!extraFilter || extraFilter(n))) feasible.push(n);
     if (feasible.length <= 1) return feasible[0];
     const sp = pod.scheduling;
     const req = sp.requests;

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig, V1Node, V1Pod, V1PodSpec, V1Taint } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { interPodFilter } from '../../src/sim/inter-pod.js';
 import { Random } from '../../src/sim/random.js';
+import { toSchedulingPod } from '../../src/scheduling/pod-demand.js';
 import { SimScheduler, schedulableNode, schedulablePod } from '../../src/sim/scheduler.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { kubeRequest } from '../harness/kube-request.js';
@@ -12,7 +14,7 @@ import { sharedControlPlane } from './hooks.js';
 /**
  * Cross-check: the simulator's kube-scheduler filter against the real kube-scheduler.
  * Each scenario is one kwok node (with some pods already bound) and one new pod; the
- * pod is pinned to the scenario's node with a metadata.name node affinity term (on
+ * pod is pinned to the scenario's node by a kubernetes.io/hostname nodeSelector (on
  * both sides), so the real scheduler binds it iff the node passes its filters. The
  * simulator must agree on every scenario.
  */
@@ -21,7 +23,9 @@ interface Scenario {
   name: string;
   node: { cpu: string; memory: string; pods?: string; gpu?: string; labels?: Record<string, string>; taints?: V1Taint[]; unschedulable?: boolean };
   bound?: Partial<V1PodSpec>[];
+  boundLabels?: Record<string, string>;
   pod: Partial<V1PodSpec>;
+  podLabels?: Record<string, string>;
 }
 
 const container = (cpu: string, memory: string, extra: Record<string, unknown> = {}) => ({ name: 'c', image: 'registry.example/app:1', resources: { requests: { cpu, memory } }, ...extra });
@@ -46,6 +50,16 @@ const SCENARIOS: Scenario[] = [
   { name: 'hostPort conflict', node: { cpu: '4', memory: '8Gi' }, bound: [{ containers: [container('100m', '1Mi', { ports: [{ containerPort: 80, hostPort: 8080 }] })] }], pod: { containers: [container('100m', '1Mi', { ports: [{ containerPort: 80, hostPort: 8080 }] })] } },
   { name: 'hostPort other protocol', node: { cpu: '4', memory: '8Gi' }, bound: [{ containers: [container('100m', '1Mi', { ports: [{ containerPort: 80, hostPort: 8080 }] })] }], pod: { containers: [container('100m', '1Mi', { ports: [{ containerPort: 80, hostPort: 8080, protocol: 'UDP' }] })] } },
   { name: 'cordoned', node: { cpu: '4', memory: '8Gi', unschedulable: true }, pod: { containers: [container('1', '1Gi')] } },
+  // Inter-pod constraints. GRP is replaced by a label value unique to the scenario, so pods of
+  // other scenarios and other test files never match.
+  { name: 'anti-affinity, matching pod on the node', node: { cpu: '4', memory: '8Gi' }, bound: [{ containers: [container('100m', '1Mi')] }], boundLabels: { grp: 'GRP' }, pod: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { grp: 'GRP' } } }] } }, containers: [container('100m', '1Mi')] } },
+  { name: 'anti-affinity, no matching pod', node: { cpu: '4', memory: '8Gi' }, bound: [{ containers: [container('100m', '1Mi')] }], boundLabels: { grp: 'other-GRP' }, pod: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { grp: 'GRP' } } }] } }, containers: [container('100m', '1Mi')] } },
+  { name: 'affinity, matching pod on the node', node: { cpu: '4', memory: '8Gi' }, bound: [{ containers: [container('100m', '1Mi')] }], boundLabels: { grp: 'GRP' }, pod: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { grp: 'GRP' } } }] } }, containers: [container('100m', '1Mi')] } },
+  { name: 'affinity, first pod of its own group', node: { cpu: '4', memory: '8Gi' }, podLabels: { grp: 'GRP' }, pod: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { grp: 'GRP' } } }] } }, containers: [container('100m', '1Mi')] } },
+  { name: 'affinity, nothing to join', node: { cpu: '4', memory: '8Gi' }, pod: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { grp: 'GRP' } } }] } }, containers: [container('100m', '1Mi')] } },
+  { name: 'symmetric anti-affinity of a bound pod', node: { cpu: '4', memory: '8Gi' }, bound: [{ affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { grp: 'GRP' } } }] } }, containers: [container('100m', '1Mi')] }], podLabels: { grp: 'GRP' }, pod: { containers: [container('100m', '1Mi')] } },
+  { name: 'zone spread, node without the zone label', node: { cpu: '4', memory: '8Gi' }, pod: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { grp: 'GRP' } } }], containers: [container('100m', '1Mi')] } },
+  { name: 'zone spread, one domain', node: { cpu: '4', memory: '8Gi', labels: { 'topology.kubernetes.io/zone': 'GRP' } }, bound: [{ containers: [container('100m', '1Mi')] }], boundLabels: { grp: 'GRP' }, podLabels: { grp: 'GRP' }, pod: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { grp: 'GRP' } } }], containers: [container('100m', '1Mi')] } },
 ];
 
 describe('simulator scheduling vs the real kube-scheduler', function () {
@@ -71,7 +85,8 @@ describe('simulator scheduling vs the real kube-scheduler', function () {
   });
 
   it('agrees on feasibility for every scenario', async () => {
-    const cases = SCENARIOS.map((s, i) => {
+    const cases = SCENARIOS.map((s0, i) => {
+      const s = JSON.parse(JSON.stringify(s0).replaceAll('GRP', `g${i}-${suffix}`)) as Scenario;
       const nodeName = `simx-${suffix}-${i}`;
       nodeNames.push(nodeName);
       const allocatable: Record<string, string> = { cpu: s.node.cpu, memory: s.node.memory, pods: s.node.pods ?? '110' };
@@ -83,27 +98,30 @@ describe('simulator scheduling vs the real kube-scheduler', function () {
         spec: { taints: [isolate, ...(s.node.taints ?? [])], ...(s.node.unschedulable ? { unschedulable: true } : {}) },
         status: { capacity: allocatable, allocatable },
       };
-      const pin = { key: 'metadata.name', operator: 'In', values: [nodeName] };
-      const podSpec = (spec: Partial<V1PodSpec>): V1PodSpec => {
-        const required = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-        const terms = required?.nodeSelectorTerms?.map((t) => ({ ...t, matchFields: [...(t.matchFields ?? []), pin] })) ?? [{ matchFields: [pin] }];
-        return {
-          ...spec,
-          containers: spec.containers ?? [],
-          tolerations: [...(spec.tolerations ?? []), { key: isolate.key, operator: 'Equal', value: suffix, effect: 'NoSchedule' }],
-          affinity: { ...spec.affinity, nodeAffinity: { ...spec.affinity?.nodeAffinity, requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } },
-        };
-      };
+      // Pinned by the hostname label (not a metadata.name field term, which the shared
+      // spread helpers cannot see on existing nodes: see spreadCountsNode).
+      const podSpec = (spec: Partial<V1PodSpec>): V1PodSpec => ({
+        ...spec,
+        containers: spec.containers ?? [],
+        nodeSelector: { ...spec.nodeSelector, 'kubernetes.io/hostname': nodeName },
+        tolerations: [...(spec.tolerations ?? []), { key: isolate.key, operator: 'Equal', value: suffix, effect: 'NoSchedule' }],
+      });
       const bound: V1Pod[] = (s.bound ?? []).map((spec, k) => ({
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: `bound-${i}-${k}`, namespace: ns }, spec: { ...podSpec(spec), nodeName },
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: `bound-${i}-${k}`, namespace: ns, labels: { ...s.boundLabels } }, spec: { ...podSpec(spec), nodeName },
       }));
-      const pod: V1Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `new-${i}`, namespace: ns, labels: { scenario: String(i) } }, spec: podSpec(s.pod) };
+      const pod: V1Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `new-${i}`, namespace: ns, labels: { scenario: String(i), ...s.podLabels } }, spec: podSpec(s.pod) };
       return { s, node, bound, pod };
     });
 
     // The simulator's verdicts.
     const scheduler = new SimScheduler(new Random(1));
-    const simulated = cases.map((c) => scheduler.feasible(schedulablePod(c.pod), schedulableNode(c.node, c.bound)));
+    const simulated = cases.map((c) => {
+      const pod = schedulablePod(c.pod);
+      const bound = c.bound.map((b) => toSchedulingPod(b));
+      const topo = { labels: c.node.metadata!.labels!, taints: c.node.spec?.taints ?? [], pods: bound };
+      const anti = bound.filter((b) => b.affinity?.podAntiAffinity).map((b) => ({ pod: b, nodeLabels: topo.labels }));
+      return scheduler.feasible(pod, schedulableNode(c.node, c.bound)) && interPodFilter(pod.scheduling, [topo], anti)(topo);
+    });
 
     // The real scheduler's verdicts.
     for (const c of cases) await kubeRequest(kc, 'POST', '/api/v1/nodes', c.node);

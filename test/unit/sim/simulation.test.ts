@@ -102,4 +102,32 @@ describe('simulation', function () {
     expect(r.summary.pendingSeconds.p50).to.equal(0);
     expect(r.summary.pendingSeconds.max).to.equal(61);
   });
+
+  it('honours required pod anti-affinity and topology spread as kube-scheduler does', async () => {
+    const idle: PolicyFactory = () => ({ stop() {} });
+    const antiAffinity = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'db' } } }] } };
+    const zone = (z: string) => ({ 'topology.kubernetes.io/zone': z });
+    const groups = [
+      group({ name: 'a', cpu: '16', memory: '64Gi', price: '0.5', replicas: 1, min: 1, labels: zone('a') }),
+      group({ name: 'b', cpu: '16', memory: '64Gi', price: '0.5', replicas: 1, min: 1, labels: zone('b'), taints: 'reserved=true:NoSchedule' }),
+    ];
+    // Three db replicas, at most one per node: one node (b is tainted) takes one, two stay pending.
+    const db = await run(trace('anti', '20m', groups, [
+      { kind: 'Deployment', name: 'db', replicas: 3, template: podTemplate('db', '500m', '1Gi', { affinity: antiAffinity }) },
+    ]), 'headroom', 1, idle);
+    expect(db.summary.pendingSeconds.p50).to.equal(1200);
+    expect(db.summary.pendingSeconds.p95).to.equal(1200);
+    // Zone spread, maxSkew 1: the tainted zone-b node still counts as a domain (nodeTaintsPolicy
+    // Ignore, the default), so zone a may only run one more pod than zone b's zero.
+    const spread = (policy?: string) => [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, ...(policy ? { nodeTaintsPolicy: policy } : {}) }];
+    const ignore = await run(trace('spread', '20m', groups, [
+      { kind: 'Deployment', name: 'web', replicas: 4, template: podTemplate('web', '500m', '1Gi', { topologySpreadConstraints: spread() }) },
+    ]), 'headroom', 1, idle);
+    expect(ignore.summary.pendingSeconds.p50).to.equal(1200); // 3 of 4 pending to the end
+    expect(ignore.summary.pendingSeconds.p95).to.equal(1200);
+    const honour = await run(trace('spread', '20m', groups, [
+      { kind: 'Deployment', name: 'web', replicas: 4, template: podTemplate('web', '500m', '1Gi', { topologySpreadConstraints: spread('Honor') }) },
+    ]), 'headroom', 1, idle);
+    expect(honour.summary.pendingSeconds.max).to.equal(0);
+  });
 });
