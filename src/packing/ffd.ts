@@ -3,7 +3,7 @@ import { CPU, MEMORY } from '../scheduling/resources.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { type Bin, type ClassLevel, PackingState } from './packing-state.js';
 import type { Plan } from './plan.js';
-import { type SolveOptions, emptyPlan } from './solve.js';
+import { type SolveOptions, emptyPlan } from './solve-options.js';
 
 /** A new node being filled: it may still become any of its candidate groups. */
 interface Claim {

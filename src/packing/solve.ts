@@ -2,17 +2,17 @@ import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { type Bin, type ClassLevel, type ClassState, PackingState } from './packing-state.js';
+import { ffd } from './ffd.js';
 import type { Plan } from './plan.js';
+import { type SolveOptions, betterPlan, emptyPlan } from './solve-options.js';
 
-export interface SolveOptions {
-  /** Skip the "preferences as required" rungs: place every pod on its hard constraints only. */
-  ignorePreferences?: boolean;
-}
-
-/** The signature both packers share, so callers (simulator, benchmark) can swap them. */
-export type Solver = (snapshot: ClusterSnapshot, options?: SolveOptions) => Plan;
+export type { SolveOptions, Solver } from './solve-options.js';
 
 const EPS = 1e-9;
+/** Inputs this small also run the FFD baseline (a few milliseconds) and keep the better plan. */
+const FALLBACK_SMALL = 200;
+/** Up to this many pods, leftover pods that could run also trigger the FFD comparison. */
+const FALLBACK_UNDER_PRESSURE = 5000;
 /** Passes over the classes that still have pods to place (bounded: each pass is O(classes x nodes)). */
 const MAX_ROUNDS = 4;
 
@@ -32,13 +32,47 @@ const MAX_ROUNDS = 4;
  */
 export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
   if (snapshot.pendingPods.length === 0) return emptyPlan();
+  const { plan, infeasible } = costAware(snapshot, options);
+  // A safety net, cheap where it runs: on small inputs, and when pods that could run
+  // are left over (max sizes or limits bind), the FFD baseline is tried as well and
+  // the better plan kept, so Headroom never places fewer pods, or pays more, there.
+  const pressure = plan.unschedulable.length > infeasible && snapshot.pendingPods.length <= FALLBACK_UNDER_PRESSURE;
+  if (pressure || snapshot.pendingPods.length <= FALLBACK_SMALL) {
+    const base = ffd(snapshot, options);
+    if (betterPlan(base, plan)) return base;
+  }
+  return plan;
+}
+
+function costAware(snapshot: ClusterSnapshot, options: SolveOptions): { plan: Plan; infeasible: number } {
   const st = new PackingState(snapshot);
   const packer = new CostAwarePacker(st);
   const levelsOf = (cs: ClassState) => (options.ignorePreferences ? cs.levels.slice(-1) : cs.levels);
   // Classes that could not be placed are retried while others make progress, as
   // Karpenter requeues pods: pod affinity to a pod that is pending too is met once
   // that pod has been placed.
-  let pending = classOrder(st);
+  // Pods no node and no group could ever run are reported now, so they do not
+  // inflate the demand that new nodes are sized and shared out for.
+  let infeasible = 0;
+  let pending = classOrder(st).filter((ci) => {
+    const cs = st.classes[ci]!;
+    const levels = levelsOf(cs);
+    const last = levels[levels.length - 1]!;
+    if (st.groups.some((g) => st.groupFeasible(last, g.index)) || st.existingBins.some((b) => st.existingFeasible(last, b))) return true;
+    infeasible += cs.remaining;
+    st.markUnschedulable(cs, explainUnschedulable(st, last));
+    return false;
+  });
+  // Free room on existing and in-flight nodes goes to the largest pods first (as
+  // FFD gives it), at their most preferred rung; the rest goes through the loop below.
+  if (st.existingBins.length) {
+    const eligible = new Set(pending);
+    for (const ci of classOrder(st, false)) {
+      if (!eligible.has(ci)) continue;
+      const cs = st.classes[ci]!;
+      packer.placeExisting(cs, levelsOf(cs)[0]!);
+    }
+  }
   for (let round = 1; pending.length; round++) {
     const failed: number[] = [];
     let progress = false;
@@ -63,12 +97,7 @@ export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Pl
     pending = failed;
   }
   st.rightSize();
-  return st.toPlan();
-}
-
-/** Nothing pending: nothing to add (the common case between bursts, without building any state). */
-export function emptyPlan(): Plan {
-  return { scaleUps: [], placements: [], unschedulable: [], cost: { addedPerHour: 0 } };
+  return { plan: st.toPlan(), infeasible };
 }
 
 /**
@@ -78,13 +107,13 @@ export function emptyPlan(): Plan {
  * everything else is shared out over them; then largest first by dominant share
  * of the total demand; index breaks ties (deterministic).
  */
-export function classOrder(st: PackingState): number[] {
+export function classOrder(st: PackingState, forcingFirst = true): number[] {
   const r = st.remainingDemand;
   const cpu = Math.max(1, r[CPU] ?? 0);
   const mem = Math.max(1, r[MEMORY] ?? 0);
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
   const prio = st.classes.map((cs) => cs.cls.proto.priority);
-  const forcing = st.classes.map((cs) => (cs.hostnameKey ? 1 : 0));
+  const forcing = st.classes.map((cs) => (forcingFirst && cs.hostnameKey ? 1 : 0));
   return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || forcing[b]! - forcing[a]! || size[b]! - size[a]! || a - b);
 }
 
@@ -98,6 +127,8 @@ class CostAwarePacker {
   private k0 = 0;
   private readonly minCpu: number;
   private readonly minMem: number;
+  /** Per group: the classes that can never run on it (their demand does not count in its share). */
+  private readonly infeasible = new Map<number, ClassState[]>();
 
   constructor(private readonly st: PackingState) {
     this.openExisting = st.existingBins.filter((b) => !st.binUnschedulable(b));
@@ -119,6 +150,12 @@ class CostAwarePacker {
 
   private full(b: Bin): boolean {
     return (b.free.pods ?? 0) < 1 || (b.free[CPU] ?? 0) < this.minCpu || (b.free[MEMORY] ?? 0) < this.minMem;
+  }
+
+  /** Places what fits of the class on existing and in-flight nodes only. */
+  placeExisting(cs: ClassState, cl: ClassLevel): void {
+    this.laps(cs, cl, this.openExisting);
+    this.compact();
   }
 
   placeClass(cs: ClassState, cl: ClassLevel): void {
@@ -165,10 +202,20 @@ class CostAwarePacker {
 
   /** The share of the remaining demand a node of the group can carry. */
   private share(gi: number): number {
-    const cap = this.st.groups[gi]!.capacity;
+    const st = this.st;
+    const cap = st.groups[gi]!.capacity;
+    // Only the demand that could run on this group counts: pods bound for other
+    // groups (taints, selectors, zones, sizes) will not fill it.
+    let excluded = this.infeasible.get(gi);
+    if (!excluded) {
+      excluded = st.classes.filter((cs) => cs.remaining > 0 && !st.groupFeasible(cs.levels[cs.levels.length - 1]!, gi));
+      this.infeasible.set(gi, excluded);
+    }
+    const demand: Record<string, number> = { ...st.remainingDemand };
+    for (const cs of excluded) if (cs.remaining > 0) addInto(demand, cs.cls.req, -cs.remaining);
     let s = 1;
-    for (const k in this.st.remainingDemand) {
-      const d = this.st.remainingDemand[k]!;
+    for (const k in demand) {
+      const d = demand[k]!;
       if (d <= 0 || !cap[k]) continue;
       const f = cap[k] / d;
       if (f < s) s = f;

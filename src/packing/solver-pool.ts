@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Plan } from './plan.js';
 import { snapshotChunks } from './snapshot-chunks.js';
-import type { SolveOptions } from './solve.js';
+import type { SolveOptions } from './solve-options.js';
 
 /**
  * The worker entry: compiled JavaScript next to this module in dist/, the
