@@ -32,6 +32,7 @@ const CORE: Record<string, Bucket> = {
   'v1/PersistentVolume': 'persistentVolumes',
   'v1/PersistentVolumeClaim': 'persistentVolumeClaims',
   'v1/Namespace': 'namespaces',
+  'v1/PodTemplate': 'podTemplates',
   'apps/v1/DaemonSet': 'daemonSets',
   'policy/v1/PodDisruptionBudget': 'podDisruptionBudgets',
   'storage.k8s.io/v1/StorageClass': 'storageClasses',
@@ -132,6 +133,6 @@ export function loadObjects(input: string | LoadInput | readonly LoadInput[]): C
     }
   }
   const out = emptyClusterObjects();
-  for (const { bucket, obj } of seen.values()) (out[bucket] as UnstructuredObject[]).push(obj as UnstructuredObject);
+  for (const { bucket, obj } of seen.values()) ((out[bucket] ??= []) as UnstructuredObject[]).push(obj as UnstructuredObject);
   return out;
 }

@@ -62,6 +62,12 @@ describe('loadObjects', () => {
     expect(() => loadObjects('{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"x"}}]}')).to.throw(LoadError, /no kind/);
   });
 
+  it('reads PodTemplates (for CapacityBuffers) into their optional list', () => {
+    const o = loadObjects('apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t, namespace: x}\ntemplate: {spec: {containers: []}}\n');
+    expect(o.podTemplates?.map((t) => t.metadata?.name)).to.deep.equal(['t']);
+    expect(loadObjects('').podTemplates ?? []).to.deep.equal([]);
+  });
+
   it('merges several sources; a later duplicate replaces an earlier one', () => {
     const o = loadObjects([
       { source: 'a.yaml', text: 'apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {v: "1"}}\n' },
@@ -76,6 +82,7 @@ describe('loadObjects', () => {
     expect(bucketOf({ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachinePool' })).to.equal('nodeGroups');
     expect(bucketOf({ apiVersion: 'autoscaling.x-k8s.io/v1beta1', kind: 'CapacityBuffer' })).to.equal('capacityBuffers');
     expect(bucketOf({ apiVersion: 'v1', kind: 'Namespace' })).to.equal('namespaces');
+    expect(bucketOf({ apiVersion: 'v1', kind: 'PodTemplate' })).to.equal('podTemplates');
     expect(bucketOf({ apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'Machine' })).to.equal(undefined);
     expect(bucketOf({ apiVersion: 'apps/v1', kind: 'Deployment' })).to.equal(undefined);
   });
