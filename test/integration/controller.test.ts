@@ -378,7 +378,11 @@ describe('headroom controller on a real control plane', function () {
       // 4 pods x 900m: two per 2-cpu node -> 2 Machines.
       await s.createPods('sa', 4, '900m');
       const items = await s.allRunning(4);
-      const machines = (await client.get<{ items: UnstructuredObject[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines`)).items;
+      // The fixture records nodeRef on the Machine a moment after the Node exists.
+      const machines = await eventually('2 Machines with nodeRefs', async () => {
+        const list = (await client.get<{ items: UnstructuredObject[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines`)).items;
+        return list.length >= 2 && list.every((m) => (m.status as { nodeRef?: unknown } | undefined)?.nodeRef) ? list : false;
+      }, { timeoutMs: 10_000 });
       expect(machines).to.have.length(2);
       for (const m of machines) {
         expect(m.metadata?.labels?.['headroom.dev/nodepool']).to.equal(poolName);
