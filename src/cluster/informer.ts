@@ -11,8 +11,8 @@ import type { StateChange } from './state.js';
  * - a stream with no bytes for `stallTimeoutMs` is aborted and resumed;
  * - 410 Gone (HTTP or an ERROR event) relists; other errors back off
  *   exponentially with jitter and resume from the last resourceVersion;
- * - `lastFreshAt` is when the cache was last known current (list done, event
- *   or bookmark received); the controller exports its age as a metric and
+ * - `lastFreshAt` is when the cache was last known current (list done, watch
+ *   accepted, event or bookmark received); the controller exports its age as a metric and
  *   reports not-ready when it grows, so staleness is never unnoticed.
  */
 
@@ -223,7 +223,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
           failure = err;
           abort.abort();
         }
-      }, abort.signal);
+      }, abort.signal, () => {
+        // The server accepted our resourceVersion: it will replay anything newer, so
+        // the cache is current as of now even if nothing changes (a quiet resource).
+        this.lastFreshAt = Date.now();
+      });
     } catch (err) {
       if (!failure && !stalled && this.running) failure = err;
     } finally {

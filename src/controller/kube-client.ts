@@ -131,7 +131,7 @@ export class KubeClient {
    */
   async watch(
     path: string, query: RequestOptions['query'], onEvent: (event: { type: string; object: Record<string, unknown> }) => void,
-    signal: AbortSignal,
+    signal: AbortSignal, onOpen?: () => void,
   ): Promise<void> {
     const opts = await this.requestOptions('GET');
     const url = this.url(path, { ...query, watch: 'true' });
@@ -151,6 +151,7 @@ export class KubeClient {
           res.on('error', reject);
           return;
         }
+        onOpen?.();
         let buffered = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {

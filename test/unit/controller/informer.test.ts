@@ -183,3 +183,45 @@ describe('KubeClient', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 });
+
+describe('Informer freshness', () => {
+  it('counts an accepted watch as fresh, and a stall that cannot reconnect as stale', async () => {
+    let accept = true;
+    const server = http.createServer((req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      if (url.searchParams.get('watch') === 'true') {
+        if (!accept) return req.socket.destroy();
+        res.writeHead(200);
+        res.flushHeaders();
+        return; // quiet: no events, no bookmarks
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '5' }, items: [] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+    });
+    const client = new KubeClient(kc);
+    const inf = new Informer(client, { group: '', version: 'v1', plural: 'pods' }, { stallTimeoutMs: 150, minBackoffMs: 20, maxBackoffMs: 40 });
+    try {
+      inf.start();
+      await inf.waitForSync();
+      await until(() => inf.stats.stalls >= 2);
+      // Quiet but reachable: every re-watch is accepted, so the cache stays fresh.
+      expect(Date.now() - inf.lastFreshAt).to.be.below(400);
+      accept = false;
+      const lastFresh = inf.lastFreshAt;
+      await new Promise((r) => setTimeout(r, 500));
+      expect(inf.lastFreshAt).to.equal(lastFresh);
+      expect(inf.stats.errors).to.be.at.least(2);
+    } finally {
+      inf.stop();
+      client.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
