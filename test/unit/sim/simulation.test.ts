@@ -48,6 +48,15 @@ describe('simulation', function () {
     const downs = r.actions.filter((a) => a.to < a.from);
     expect(downs).to.have.length(3);
     for (const d of downs) expect(d.at).to.be.within(600 + 30, 600 + 40);
+    // Machines are paid from creation (11 s) to deletion; Ready from 71 s; 10 of 12 cpus
+    // requested from 71 s until the pods go at 600 s.
+    const paid = downs.reduce((sum, d) => sum + (d.at - 11), 0);
+    expect(r.summary.nodeHours).to.be.closeTo(paid / 3600, 0.006);
+    expect(r.summary.cost).to.be.closeTo((0.2 * paid) / 3600, 0.006);
+    const readyCpuSeconds = downs.reduce((sum, d) => sum + 4 * (d.at - 71), 0);
+    expect(r.summary.utilization.cpu).to.be.closeTo((10 * (600 - 71)) / readyCpuSeconds, 0.002);
+    expect(r.summary.peakNodes).to.equal(3);
+    expect(r.summary.scaleActions).to.equal(4);
   });
 
   it('periodic: scales up on the 10 s scan, one group chosen by least waste, scales down only after 10 minutes under 50%', async () => {
