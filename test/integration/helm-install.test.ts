@@ -12,7 +12,8 @@
  * only matches namespaces carrying a label no namespace has.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -38,6 +39,24 @@ import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.j
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { CHART_DIR, helm, renderChart } from './helm-chart.js';
 import { sharedControlPlane } from './hooks.js';
+
+/** POST JSON over TLS, trusting only `caB64` and checking the certificate for `servername`. */
+function postJson(port: number, path: string, caB64: string, servername: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port, path, method: 'POST', servername, ca: Buffer.from(caB64, 'base64'), headers: { 'content-type': 'application/json' }, timeout: 10_000 },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as unknown) : undefined }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
 
 function notFound(err: unknown): boolean {
   return (err as { code?: number }).code === 404;
@@ -156,6 +175,7 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'watch', group: 'policy', resource: 'poddisruptionbudgets' },
       { verb: 'list', group: 'storage.k8s.io', resource: 'storageclasses' },
       { verb: 'watch', group: 'autoscaling.x-k8s.io', resource: 'capacitybuffers' },
+      { verb: 'list', resource: 'podtemplates' },
       { verb: 'list', group: capi, resource: 'machinedeployments' },
       { verb: 'patch', group: capi, resource: 'machines', namespace: 'default' },
       { verb: 'update', group: capi, resource: 'machinedeployments', subresource: 'scale', namespace: 'default' },
@@ -167,7 +187,6 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'watch', group: 'headroom.dev', resource: 'nodepools' },
       { verb: 'patch', group: 'headroom.dev', resource: 'nodepools', subresource: 'status' },
       { verb: 'create', group: 'events.k8s.io', resource: 'events', namespace: 'default' },
-      { verb: 'get', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: `${fullname}-${ns}` },
       { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: fullname },
@@ -191,7 +210,7 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'another-lease' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: 'kube-system' },
       { verb: 'update', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: `${fullname}-${ns}` },
-      { verb: 'get', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'someone-elses' },
+      { verb: 'get', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: `${fullname}-${ns}` },
       { verb: 'list', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
       { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
       { verb: 'impersonate', resource: 'serviceaccounts', namespace: ns },
@@ -217,12 +236,13 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     expect(deploy.spec!.template.spec!.containers[0]!.args).to.include('--dry-run');
   });
 
-  it('the real controller, run with the Deployment\'s args and the ServiceAccount\'s token, syncs every informer and takes the Lease', async function () {
+  it('the real controller, run with the Deployment\'s args, the ServiceAccount\'s token and the TLS Secret, syncs every informer, takes the Lease and serves the webhook', async function () {
     this.timeout(180_000);
     const core = kc.makeApiClient(CoreV1Api);
     const deploy = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: fullname, namespace: ns });
     const args = deploy.spec!.template.spec!.containers[0]!.args!;
     expect(args).to.include('--dry-run');
+    expect(args.some((a) => a.startsWith('--webhook-address='))).to.equal(true);
     const token = await core.createNamespacedServiceAccountToken({ name: deploy.spec!.template.spec!.serviceAccountName!, namespace: ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
     const dir = makeTempDir('headroom-helm-controller-');
     const kubeconfig = join(dir, 'sa.kubeconfig');
@@ -239,16 +259,22 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { mode: 0o600 },
     );
     const port = await freePort();
+    const webhookPort = await freePort();
+    // The TLS Secret as kubelet would mount it.
+    const secret = await core.readNamespacedSecret({ name: `${fullname}-tls`, namespace: ns });
+    mkdirSync(join(dir, 'tls'));
+    for (const [k, v] of Object.entries(secret.data!)) writeFileSync(join(dir, 'tls', k), Buffer.from(v, 'base64'));
     const env = { ...process.env, POD_NAMESPACE: ns, POD_NAME: `${fullname}-test` };
     // As kubelet would: $(POD_NAMESPACE) expanded; then the in-cluster config replaced by
-    // the token kubeconfig, and the metrics listener moved to a free loopback port.
+    // the token kubeconfig, the listeners moved to free loopback ports and the mount path
+    // to the directory above.
     const expanded = args.map((a) => a.replace(/\$\(([A-Z_]+)\)/g, (_m, v: string) => (env as Record<string, string>)[v] ?? ''));
     // bin/headroom.js runs dist/; this runs the same main() from the sources (worker
     // threads inherit --import tsx).
     const launcher = join(dir, 'headroom.mjs');
     const mainUrl = new URL('../../src/cli/main.ts', import.meta.url).href;
     writeFileSync(launcher, `const { main } = await import(${JSON.stringify(mainUrl)});\nprocess.exitCode = await main(process.argv.slice(2));\n`);
-    const proc = ManagedProcess.start('headroom-controller', process.execPath, ['--import', 'tsx', launcher, ...expanded, `--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${port}`], { logFile: join(dir, 'controller.log'), env });
+    const proc = ManagedProcess.start('headroom-controller', process.execPath, ['--import', 'tsx', launcher, ...expanded, `--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${port}`, `--webhook-address=127.0.0.1:${webhookPort}`, `--tls-dir=${join(dir, 'tls')}`], { logFile: join(dir, 'controller.log'), env });
     try {
       await waitFor('/readyz (every informer synced with the chart\'s RBAC)', async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, { timeoutMs: 120_000, intervalMs: 250, watch: [proc] });
       const coordination = kc.makeApiClient(CoordinationV1Api);
@@ -257,6 +283,23 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
         return lease?.spec?.holderIdentity || undefined;
       }, 60_000);
       expect(holder).to.be.a('string');
+      // The webhook answers over TLS with the chart's certificate, verified against the
+      // chart's CA for the Service name the apiserver uses.
+      const review = await postJson(webhookPort, '/mutate/pods', secret.data!['ca.crt']!, `${fullname}.${ns}.svc`, {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: 'helm-check-1',
+          kind: { group: '', version: 'v1', kind: 'Pod' },
+          resource: { group: '', version: 'v1', resource: 'pods' },
+          namespace: 'default',
+          operation: 'CREATE',
+          dryRun: true,
+          object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        },
+      });
+      expect(review.status).to.equal(200);
+      expect((review.body as { response: { uid: string; allowed: boolean } }).response).to.include({ uid: 'helm-check-1', allowed: true });
       expect(proc.logTail(200)).to.not.match(/forbidden|\b403\b/i);
       await proc.stop(10_000);
       // A graceful stop releases the Lease (a PUT the Role must allow).

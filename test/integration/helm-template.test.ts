@@ -39,7 +39,7 @@ function grants(rules: V1PolicyRule[]): string[] {
 
 /** What the controller needs cluster-wide (issue 4), and nothing else. */
 const CLUSTER_GRANTS = [
-  ...['pods', 'nodes', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims'].flatMap((r) => ['get', 'list', 'watch'].map((v) => `/${r}:${v}`)),
+  ...['pods', 'nodes', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims', 'podtemplates'].flatMap((r) => ['get', 'list', 'watch'].map((v) => `/${r}:${v}`)),
   ...['get', 'list', 'watch'].flatMap((v) => [
     `apps/daemonsets:${v}`,
     `policy/poddisruptionbudgets:${v}`,
@@ -49,7 +49,6 @@ const CLUSTER_GRANTS = [
   ]),
   'events.k8s.io/events:create',
   'events.k8s.io/events:patch',
-  `admissionregistration.k8s.io/mutatingwebhookconfigurations:get[hr-headroom-${NS}]`,
   '/nodes:patch',
   '/pods/eviction:create',
   'headroom.dev/nodepools/status:update',
@@ -178,6 +177,8 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(c.livenessProbe!.httpGet).to.deep.include({ path: '/healthz', port: 'metrics', scheme: 'HTTP' });
       expect(c.readinessProbe!.httpGet).to.deep.include({ path: '/readyz', port: 'metrics', scheme: 'HTTP' });
       expect(c.args).to.include('--metrics-address=0.0.0.0:8080');
+      // The webhook and the extender: TLS on the https port, from the mounted secret.
+      expect(c.args).to.include.members(['--webhook-address=0.0.0.0:8443', '--tls-dir=/etc/headroom/tls']);
     });
 
     it('exposes the pods on Service port 443, and the PDB and Service select exactly these pods', () => {

@@ -151,8 +151,9 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 - --dry-run
 {{- end }}
 - --solver-threads={{ .Values.controller.solverThreads }}
-{{- with .Values.server.args }}
-{{ toYaml . }}
+{{- if or .Values.webhook.enabled .Values.extender.enabled }}
+- --webhook-address=0.0.0.0:{{ .Values.server.port }}
+- --tls-dir={{ .Values.tls.mountPath }}
 {{- end }}
 {{- with .Values.controller.extraArgs }}
 {{ toYaml . }}
