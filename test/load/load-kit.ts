@@ -6,22 +6,31 @@ import autocannon from 'autocannon';
 export interface ChildServer {
   url: string;
   caPem: string;
+  /** Sends a line to the child and resolves with its next output line. */
+  command(line: string): Promise<string>;
   stop(): Promise<void>;
 }
 
-export async function startChild(kind: 'floor' | 'headroom', nodes = 0): Promise<ChildServer> {
+export async function startChild(kind: 'floor' | 'headroom', nodes = 0, env: Record<string, string> = {}): Promise<ChildServer> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/load/server-child.ts', kind, String(nodes)], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
   });
-  const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', (l) => resolve(l));
-    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
-  });
-  const { url, caPem } = JSON.parse(line) as { url: string; caPem: string };
+  const rl = createInterface({ input: child.stdout! });
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      rl.once('line', (l) => resolve(l));
+      child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
+    });
+  const { url, caPem } = JSON.parse(await nextLine()) as { url: string; caPem: string };
   return {
     url,
     caPem,
+    command: (line) => {
+      const reply = nextLine();
+      child.stdin!.write(`${line}\n`);
+      return reply;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

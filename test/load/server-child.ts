@@ -3,12 +3,18 @@
  * share its event loop: `node --import tsx test/load/server-child.ts <kind> [nodes]`.
  * kind: floor (bare node:https: parse the review, answer allowed) or headroom (the
  * real app: webhook + extender). Prints one JSON line {url, caPem} once listening.
+ * With HEADROOM_LOAD_SOLVER=1 the headroom server also starts a SolverPool; the
+ * stdin lines `solve-start` / `solve-stop` run 20k-pod solves back to back on it
+ * (the interference test), answering `solving` / `stopped <solves>`.
  */
 import { createServer } from 'node:https';
+import { createInterface } from 'node:readline';
+import { SolverPool } from '../../src/packing/solver-pool.js';
 import { DemandIntake } from '../../src/provisioning/demand-intake.js';
 import { systemClock } from '../../src/provisioning/clock.js';
 import { startHeadroomServer } from '../../src/server/headroom-server.js';
 import { generateServingCert } from '../../src/server/serving-cert.js';
+import { benchSnapshot } from '../bench/workload.js';
 import { extenderState } from './fixtures.js';
 
 const [kind = 'headroom', nodesArg = '0'] = process.argv.slice(2);
@@ -36,7 +42,33 @@ async function main(): Promise<string> {
   const server = await startHeadroomServer({
     host: '127.0.0.1', port: 0, tls, state: () => state, intake, clock: systemClock, ready: () => true,
   });
+  if (process.env.HEADROOM_LOAD_SOLVER === '1') solverControl();
   return server.url;
+}
+
+/** Back-to-back 20k-pod solves on a worker pool in this process, switched over stdin. */
+function solverControl(): void {
+  const pool = new SolverPool().start();
+  const snapshot = benchSnapshot(20_000, 'mixed');
+  let running = false;
+  let solves = 0;
+  const loop = async () => {
+    while (running) {
+      await pool.solve(snapshot);
+      solves++;
+    }
+  };
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line === 'solve-start' && !running) {
+      running = true;
+      solves = 0;
+      void loop();
+      process.stdout.write('solving\n');
+    } else if (line === 'solve-stop') {
+      running = false;
+      process.stdout.write(`stopped ${solves}\n`);
+    }
+  });
 }
 
 main().then(
