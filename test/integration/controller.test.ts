@@ -466,4 +466,24 @@ describe('headroom controller on a real control plane', function () {
       await s.cleanup();
     }
   });
+
+  it('in dry run plans and records events but writes nothing to CAPI objects', async function () {
+    this.timeout(90_000);
+    const s = await scenario('ctl-dry');
+    try {
+      await s.createGroup('MachineDeployment', { name: 'md', replicas: 0, min: 0, max: 5, cpu: '4', memory: '16Gi' });
+      const ctl = await s.startController({ dryRun: true, batch: { idleMs: 200, maxMs: 2000 } });
+      await s.createPods('p', 6, '1');
+      const ev = await eventually('a DryRunScaleUp event', async () => {
+        const list = await client.get<{ items: Array<{ reason: string; note: string; regarding: { name: string } }> }>(`/apis/events.k8s.io/v1/namespaces/${s.ns}/events`);
+        return list.items.find((e) => e.reason === 'DryRunScaleUp' && e.regarding.name === 'md') ?? false;
+      }, { timeoutMs: 20_000 });
+      expect(ev.note).to.match(/0 -> 2/);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await s.replicas('machinedeployments', 'md')).to.equal(0);
+      expect(ctl.actuator!.capiWrites).to.deep.equal({ scale: 0, annotate: 0, create: 0, delete: 0, conflicts: 0 });
+    } finally {
+      await s.cleanup();
+    }
+  });
 });
