@@ -15,6 +15,7 @@ export function parseExtenderArgs(body: unknown): ParsedArgs {
   if (!isObject(body)) throw new HttpError(400, 'ExtenderArgs must be a JSON object');
   const pod = field(body, 'Pod');
   if (!isObject(pod)) throw new HttpError(400, 'ExtenderArgs.Pod is required');
+  validatePodShape(pod);
   const names = field(body, 'NodeNames');
   if (names !== undefined && names !== null) {
     if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) {
@@ -32,6 +33,25 @@ export function parseExtenderArgs(body: unknown): ParsedArgs {
     return { pod: pod as V1Pod, candidates: { mode: 'nodes', list: list as unknown as V1NodeList, nodes: items as V1Node[] } };
   }
   throw new HttpError(400, 'ExtenderArgs needs NodeNames (nodeCacheCapable: true) or Nodes (nodeCacheCapable: false)');
+}
+
+/** The parts of the pod the handlers iterate over must have the right shape (else 400, not a crash). */
+function validatePodShape(pod: Record<string, unknown>): void {
+  const meta = pod.metadata;
+  if (meta !== undefined && meta !== null && !isObject(meta)) throw new HttpError(400, 'ExtenderArgs.Pod.metadata must be an object');
+  const refs = isObject(meta) ? meta.ownerReferences : undefined;
+  if (refs !== undefined && refs !== null && (!Array.isArray(refs) || !refs.every(isObject))) {
+    throw new HttpError(400, 'ExtenderArgs.Pod.metadata.ownerReferences must be an array');
+  }
+  const spec = pod.spec;
+  if (spec === undefined || spec === null) return;
+  if (!isObject(spec)) throw new HttpError(400, 'ExtenderArgs.Pod.spec must be an object');
+  for (const key of ['containers', 'initContainers'] as const) {
+    const list = spec[key];
+    if (list !== undefined && list !== null && (!Array.isArray(list) || !list.every(isObject))) {
+      throw new HttpError(400, `ExtenderArgs.Pod.spec.${key} must be an array of containers`);
+    }
+  }
 }
 
 function field(obj: Record<string, unknown>, goName: string): unknown {

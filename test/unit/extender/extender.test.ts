@@ -172,6 +172,8 @@ describe('scheduler extender', () => {
       const bad: unknown[] = [
         [], { NodeNames: ['a'] }, { Pod: {} }, { Pod: {}, NodeNames: 'a' }, { Pod: {}, NodeNames: [1] },
         { Pod: {}, Nodes: { items: [{}] } }, { Pod: {}, Nodes: [] }, { Pod: 'x', NodeNames: [] },
+        { Pod: { spec: { containers: 5 } }, NodeNames: [] }, { Pod: { spec: 'x' }, NodeNames: [] },
+        { Pod: { metadata: { ownerReferences: {} } }, NodeNames: [] }, { Pod: { spec: { initContainers: [1] } }, NodeNames: [] },
       ];
       for (const body of bad) {
         expect(() => filter(body), JSON.stringify(body)).to.throw(HttpError).with.property('status', 400);
