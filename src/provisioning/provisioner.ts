@@ -104,6 +104,7 @@ export class Provisioner {
   private cancelResync: (() => void) | undefined;
   private running = false;
   readonly stats = { cycles: 0, scaleUps: 0, errors: 0 };
+  private readonly explained = new Map<string, number>();
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
     this.opts = { batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, ...options };
@@ -149,6 +150,29 @@ export class Provisioner {
     });
   }
 
+  /**
+   * A Warning event (NotTriggerScaleUp, as Cluster Autoscaler names it) on pods no
+   * group can take, with the solver's reason; at most once per pod per 10 minutes
+   * (this memory only dedupes events, it never feeds a decision).
+   */
+  private explainUnschedulable(plan: Plan, snapshot: ClusterSnapshot, now: number): void {
+    if (!this.deps.actuator.notifyPods || plan.unschedulable.length === 0) return;
+    for (const [key, at] of this.explained) if (now - at > 600_000) this.explained.delete(key);
+    const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
+    const byReason = new Map<string, PodRef[]>();
+    for (const u of plan.unschedulable) {
+      const p = byKey.get(u.pod);
+      if (!p || p.predicted || this.explained.has(p.key)) continue;
+      this.explained.set(p.key, now);
+      let list = byReason.get(u.reason);
+      if (!list) byReason.set(u.reason, (list = []));
+      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
+    }
+    for (const [reason, pods] of byReason) {
+      this.deps.actuator.notifyPods(pods, { type: 'Warning', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
+    }
+  }
+
   private async runCycle(): Promise<void> {
     const report = await this.cycle();
     this.deps.onCycle?.(report);
@@ -184,6 +208,7 @@ export class Provisioner {
     const plan = await this.deps.solve(snapshot);
     report.solveMs = clock.now() - t0;
     report.unschedulable = plan.unschedulable.length;
+    this.explainUnschedulable(plan, snapshot, clock.now());
 
     const podsByGroup = new Map<string, PodRef[]>();
     const podByKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));

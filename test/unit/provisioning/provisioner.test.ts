@@ -51,7 +51,11 @@ class MemoryActuator implements CapiActuator {
   async deleteMachine(): Promise<ScaleResult> { throw new Error('unused'); }
   async createMachine(): Promise<string> { throw new Error('unused'); }
   async deleteStandaloneMachine(_m: MachineRef): Promise<void> { throw new Error('unused'); }
-  notifyPods(pods: readonly PodRef[]) { this.notified.push(...pods); }
+  warnings: Array<{ pods: string[]; reason: string; note: string }> = [];
+  notifyPods(pods: readonly PodRef[], ev?: { type: string; reason: string; note: string }) {
+    if (ev?.type === 'Warning') this.warnings.push({ pods: pods.map((p) => p.name), reason: ev.reason, note: ev.note });
+    else this.notified.push(...pods);
+  }
 }
 
 function cluster(groups: UnstructuredObject[], pods: number, cpu = '1') {
@@ -113,6 +117,23 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     }
     expect((state.objs.nodeGroups[0]!.spec as { replicas: number }).replicas).to.equal(3);
     expect(act.calls.every((c) => c.to <= 3)).to.equal(true);
+  });
+
+  it('explains pods no group can take with one NotTriggerScaleUp warning per pod (deduplicated)', async () => {
+    const clock = new ManualClock();
+    // 16-cpu pods on 4-cpu nodes: never fit.
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 3, cpu: '4', memory: '16Gi' })], 2, '16');
+    const act = new MemoryActuator(state);
+    const p = new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0 });
+    const r = await p.cycle();
+    expect(r.unschedulable).to.equal(2);
+    expect(act.calls).to.deep.equal([]);
+    expect(act.warnings).to.have.length(1);
+    expect(act.warnings[0]!.pods.sort()).to.deep.equal(['p0', 'p1']);
+    expect(act.warnings[0]!.reason).to.equal('NotTriggerScaleUp');
+    expect(act.warnings[0]!.note).to.match(/didn't trigger scale-up: .+/);
+    await p.cycle();
+    expect(act.warnings).to.have.length(1);
   });
 
   it('skips when the state source is not synced or not ready', async () => {
