@@ -8,6 +8,9 @@
  * import of a devDependency, a file the program needs that is not in dist/, a build
  * that needs something .dockerignore leaves out.
  *
+ * Finally the image's controller runs against the shared test apiserver and scales a
+ * MachineDeployment through its solver worker pool (dist/workers under plain node).
+ *
  * Slow (npm ci + tsc: about a minute on 2 cores); npm uses its local cache first.
  */
 import { execFile } from 'node:child_process';
@@ -16,7 +19,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/controller/kube-client.js';
+import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
+import { freePort } from '../harness/ports.js';
+import { waitFor } from '../harness/probe.js';
+import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.js';
 import { copyOperands, DockerIgnore, parseDockerfile } from '../unit/chart/dockerfile.js';
+import { machineDeployment, pendingPod } from './controller-objects.js';
+import { sharedControlPlane } from './hooks.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -137,5 +148,42 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
     const r = await run([...entrypoint(), ...cmd, '--help'], rt, env);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.include(`Usage: headroom ${cmd[0]}`);
+  });
+
+  it('runs the controller from the image against the real apiserver: the solver worker pool in dist/ scales a MachineDeployment', async function () {
+    this.timeout(240_000);
+    const cp = await sharedControlPlane();
+    const kc = cp.kubeConfig();
+    const ns = await createTestNamespace(kc, 'image-controller');
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    const dir = makeTempDir('headroom-image-controller-');
+    let proc: ManagedProcess | undefined;
+    try {
+      await api.create(machineDeployment({ namespace: ns, name: 'md', replicas: 0, min: 0, max: 3 }) as KubernetesObject);
+      // No scheduler handles this name: the pod stays unbound (demand) and cannot land on
+      // another test file's nodes.
+      const pod = pendingPod(ns, 'p', '500m');
+      await api.create({ ...pod, spec: { ...pod.spec, schedulerName: `none-${ns}` } } as KubernetesObject);
+      const port = await freePort();
+      proc = ManagedProcess.start('headroom-image-controller', entrypoint()[0]!, [
+        ...entrypoint().slice(1), 'controller',
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        `--metrics-address=127.0.0.1:${port}`,
+        '--solver-threads=1',
+        `--pod-namespace=${ns}`,
+        `--node-label-selector=headroom.dev/image-test=${ns}`,
+        `--node-group-auto-discovery=clusterapi:namespace=${ns}`,
+      ], { logFile: join(dir, 'controller.log'), env, cwd: rt });
+      const md = `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machinedeployments/md`;
+      const client = new KubeClient(kc);
+      await waitFor('the MachineDeployment to be scaled up', async () => ((await client.get<{ spec?: { replicas?: number } }>(md)).spec?.replicas ?? 0) >= 1, {
+        timeoutMs: 120_000, intervalMs: 250, watch: [proc],
+      });
+      expect(proc.running).to.equal(true);
+    } finally {
+      await proc?.stop(5_000);
+      removeTempDir(dir);
+      await deleteTestNamespace(kc, ns);
+    }
   });
 });
