@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type ControlPlane } from '../harness/control-plane.js';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { capiCrdDir } from '../harness/crds.js';
+import { makeTempDir, removeTempDir } from '../harness/process.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { sharedControlPlane } from './hooks.js';
 import { KubeApiError, KubeClient, type RequestOptions } from '../../src/controller/kube-client.js';
@@ -10,7 +15,7 @@ import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { EventRecorder } from '../../src/capi/events.js';
 import { parseNodePool } from '../../src/api/nodepool.js';
 import type { UnstructuredObject } from '../../src/cluster/objects.js';
-import { CAPI, machine, machineDeployment } from './controller-objects.js';
+import { CAPI, MAX, MIN, machine, machineDeployment } from './controller-objects.js';
 
 /**
  * The controller's API-facing parts on a real kube-apiserver with the Cluster API
@@ -307,6 +312,58 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
         await new Promise((r) => setTimeout(r, 200));
       }
       await client.request('DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`);
+    });
+  });
+
+  describe('on a management cluster that serves only cluster.x-k8s.io/v1beta1', () => {
+    let v1: ControlPlane;
+    let crdDir: string;
+    before(async function () {
+      this.timeout(180_000);
+      // The CAPI CRDs with v1beta2 removed and v1beta1 as the storage version.
+      crdDir = makeTempDir('headroom-capi-v1beta1-');
+      for (const f of readdirSync(capiCrdDir()).filter((n) => n.endsWith('.yaml'))) {
+        const crd = parseYaml(readFileSync(join(capiCrdDir(), f), 'utf8')) as { spec: { versions: Array<{ name: string; storage: boolean; served: boolean }> } };
+        crd.spec.versions = crd.spec.versions.filter((v) => v.name === 'v1beta1').map((v) => ({ ...v, storage: true, served: true }));
+        writeFileSync(join(crdDir, f), stringifyYaml(crd));
+      }
+      v1 = await startControlPlane({ crds: false, ownCrds: true, extraCrdDirs: [crdDir] });
+    });
+    after(async function () {
+      this.timeout(60_000);
+      await v1?.stop();
+      removeTempDir(crdDir);
+    });
+
+    it('discovers v1beta1, caches it and scales a v1beta1 MachineDeployment through the scale subresource', async () => {
+      const c = new KubeClient(v1.kubeConfig());
+      try {
+        await c.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'capi' } } });
+        await c.request('POST', '/apis/cluster.x-k8s.io/v1beta1/namespaces/capi/machinedeployments', {
+          body: {
+            apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineDeployment',
+            metadata: { name: 'old', namespace: 'capi', annotations: { [MIN]: '0', [MAX]: '4', 'capacity.cluster-autoscaler.kubernetes.io/cpu': '4', 'capacity.cluster-autoscaler.kubernetes.io/memory': '16Gi' } },
+            spec: {
+              clusterName: 'c', replicas: 1, selector: { matchLabels: { x: 'y' } },
+              template: { metadata: { labels: { x: 'y' } }, spec: { clusterName: 'c', bootstrap: { dataSecretName: 's' }, infrastructureRef: { apiVersion: 'infrastructure.test.headroom.dev/v1beta2', kind: 'FakeMachineTemplate', name: 'f' } } },
+            },
+          },
+        });
+        const cache = new ClusterCache({ workload: c, management: c });
+        try {
+          await cache.start();
+          await cache.waitForSync();
+          expect(cache.capiVersion).to.equal('v1beta1');
+          expect(cache.objects().nodeGroups.map((g) => `${g.apiVersion} ${g.metadata?.name}`)).to.deep.equal(['cluster.x-k8s.io/v1beta1 old']);
+        } finally {
+          cache.stop();
+        }
+        const act = new KubeActuator({ management: c, capiVersion: 'v1beta1' });
+        expect(await act.scaleTo({ kind: 'MachineDeployment', namespace: 'capi', name: 'old' }, 1, 9, 'test')).to.deep.equal({ replicas: 4, written: true });
+        expect((await c.get<{ spec: { replicas: number } }>('/apis/cluster.x-k8s.io/v1beta1/namespaces/capi/machinedeployments/old')).spec.replicas).to.equal(4);
+      } finally {
+        c.close();
+      }
     });
   });
 });
