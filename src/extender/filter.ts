@@ -16,18 +16,20 @@ import type { Candidates, ExtenderFilterResult, FailedNodesMap } from './types.j
 export function filterNodes(state: ExtenderState, pod: V1Pod, candidates: Candidates): ExtenderFilterResult {
   const failed: FailedNodesMap = {};
   const daemon = controllerOf(pod)?.kind === 'DaemonSet';
-  const keep = (name: string): boolean => {
-    if (daemon) return true;
-    const reason = state.disruptionReason(name);
-    if (reason === undefined) return true;
-    failed[name] = `headroom: ${reason}`;
-    return false;
-  };
-  if (candidates.mode === 'names') {
-    return { Nodes: null, NodeNames: candidates.names.filter(keep), FailedNodes: failed, FailedAndUnresolvableNodes: { ...failed }, Error: '' };
+  const names = candidates.mode === 'names' ? candidates.names : candidates.nodes.map((n) => n.metadata!.name!);
+  const keep: number[] = [];
+  for (let i = 0; i < names.length; i++) {
+    const reason = daemon ? undefined : state.entry(names[i]!)?.disruption;
+    if (reason === undefined) keep.push(i);
+    else failed[names[i]!] = `headroom: ${reason}`;
   }
-  const items = candidates.nodes.filter((n) => keep(n.metadata!.name!));
-  return { Nodes: { ...candidates.list, items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: { ...failed }, Error: '' };
+  const unresolvable = { ...failed };
+  if (candidates.mode === 'names') {
+    const kept = keep.length === names.length ? names : keep.map((i) => names[i]!);
+    return { Nodes: null, NodeNames: kept, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+  }
+  const items = keep.length === names.length ? candidates.nodes : keep.map((i) => candidates.nodes[i]!);
+  return { Nodes: { ...candidates.list, items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
 }
 
 /** How many candidates survived, whichever mode. */

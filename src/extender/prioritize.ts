@@ -1,14 +1,12 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { CPU, MEMORY, podRequests, type Resources } from '../scheduling/resources.js';
 import { ownerKey } from './owner.js';
-import { usageFromNode, type ExtenderState, type NodeUsage } from './state.js';
+import { usageFromNode, type ExtenderState, type NodeEntry, type NodeUsage } from './state.js';
 import { MAX_EXTENDER_PRIORITY, type Candidates, type HostPriorityList } from './types.js';
 
 /** Score range given to packing; the rest of 0..10 is the provisioned-for bonus. */
 export const PACKING_MAX_SCORE = 8;
 export const PROVISIONED_BONUS = MAX_EXTENDER_PRIORITY - PACKING_MAX_SCORE;
-
-const PACKED_RESOURCES = [CPU, MEMORY];
 
 /**
  * Tight packing: a node that is fuller after placing the pod scores higher (mean of
@@ -20,29 +18,48 @@ const PACKED_RESOURCES = [CPU, MEMORY];
  */
 export function prioritizeNodes(state: ExtenderState, pod: V1Pod, candidates: Candidates): HostPriorityList {
   const requests = podRequests(pod);
+  const cpu = requests[CPU] ?? 0;
+  const memory = requests[MEMORY] ?? 0;
   const owner = ownerKey(pod);
-  const score = (name: string, usage: NodeUsage | undefined) => ({
-    Host: name,
-    Score: (usage ? packingScore(usage, requests) : 0) + (state.isProvisionedFor(name, owner) ? PROVISIONED_BONUS : 0),
-  });
-  if (candidates.mode === 'names') return candidates.names.map((name) => score(name, state.node(name)));
+  const bonus = (e: NodeEntry | undefined) => (owner !== undefined && e?.provisionedFor?.has(owner) ? PROVISIONED_BONUS : 0);
+  if (candidates.mode === 'names') {
+    const out: HostPriorityList = new Array(candidates.names.length);
+    for (let i = 0; i < out.length; i++) {
+      const name = candidates.names[i]!;
+      const e = state.entry(name);
+      out[i] = { Host: name, Score: (e?.usage ? fill(e.allocCpu, e.requestedCpu + cpu, e.allocMemory, e.requestedMemory + memory) : 0) + bonus(e) };
+    }
+    return out;
+  }
   return candidates.nodes.map((n) => {
     const name = n.metadata!.name!;
-    return score(name, state.node(name) ?? usageFromNode(n));
+    const e = state.entry(name);
+    const usage = e?.usage ?? usageFromNode(n);
+    return { Host: name, Score: packingScore(usage, requests) + bonus(e) };
   });
+}
+
+/** The packing score from unpacked numbers: mean utilisation after placement over the resources the node has. */
+function fill(allocCpu: number, cpuAfter: number, allocMemory: number, memoryAfter: number): number {
+  let sum = 0;
+  let counted = 0;
+  if (allocCpu > 0) {
+    if (cpuAfter > allocCpu) return 0;
+    sum += cpuAfter / allocCpu;
+    counted++;
+  }
+  if (allocMemory > 0) {
+    if (memoryAfter > allocMemory) return 0;
+    sum += memoryAfter / allocMemory;
+    counted++;
+  }
+  return counted === 0 ? 0 : Math.round((PACKING_MAX_SCORE * sum) / counted);
 }
 
 /** 0..PACKING_MAX_SCORE: utilisation after placement; 0 when the pod does not fit. */
 export function packingScore(usage: NodeUsage, requests: Resources): number {
-  let sum = 0;
-  let counted = 0;
-  for (const r of PACKED_RESOURCES) {
-    const alloc = usage.allocatable[r] ?? 0;
-    if (alloc <= 0) continue;
-    const after = ((usage.requested[r] ?? 0) + (requests[r] ?? 0)) / alloc;
-    if (after > 1) return 0;
-    sum += after;
-    counted++;
-  }
-  return counted === 0 ? 0 : Math.round((PACKING_MAX_SCORE * sum) / counted);
+  return fill(
+    usage.allocatable[CPU] ?? 0, (usage.requested[CPU] ?? 0) + (requests[CPU] ?? 0),
+    usage.allocatable[MEMORY] ?? 0, (usage.requested[MEMORY] ?? 0) + (requests[MEMORY] ?? 0),
+  );
 }

@@ -1,6 +1,6 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
-import { addInto, parseResourceList, type Resources } from '../scheduling/resources.js';
+import { addInto, CPU, MEMORY, parseResourceList, type Resources } from '../scheduling/resources.js';
 
 /**
  * Node annotation listing the workloads (`Kind/namespace/name` of the pods' controlling
@@ -24,10 +24,23 @@ export interface NodeUsage {
  * nodes Headroom is about to disrupt, and the workloads capacity was provisioned for.
  * Built from a ClusterSnapshot by `headroom serve`, kept current by the controller.
  */
+/**
+ * Everything known about one node, in one map entry so a call does one lookup per
+ * candidate. `cpu`/`memory` fields are the usage numbers unpacked for the scoring loop.
+ */
+export interface NodeEntry {
+  readonly usage?: NodeUsage;
+  readonly allocCpu: number;
+  readonly allocMemory: number;
+  readonly requestedCpu: number;
+  readonly requestedMemory: number;
+  readonly disruption?: string;
+  readonly provisionedFor?: ReadonlySet<string>;
+}
+
 export class ExtenderState {
-  private readonly usage = new Map<string, NodeUsage>();
-  private readonly disrupting = new Map<string, string>();
-  private readonly provisioned = new Map<string, ReadonlySet<string>>();
+  private readonly entries = new Map<string, NodeEntry>();
+  private count = 0;
 
   static fromSnapshot(snapshot: ClusterSnapshot, nodes: readonly V1Node[] = []): ExtenderState {
     const state = new ExtenderState();
@@ -44,51 +57,69 @@ export class ExtenderState {
     return state;
   }
 
+  /** The whole entry for a node (the hot path); undefined when nothing is known about it. */
+  entry(name: string): NodeEntry | undefined {
+    return this.entries.get(name);
+  }
+
+  private update(name: string, change: Partial<NodeEntry>): void {
+    const prev = this.entries.get(name);
+    const next: NodeEntry = { allocCpu: 0, allocMemory: 0, requestedCpu: 0, requestedMemory: 0, ...prev, ...change };
+    if (!next.usage && next.disruption === undefined && !next.provisionedFor) this.entries.delete(name);
+    else this.entries.set(name, next);
+    this.count += (next.usage ? 1 : 0) - (prev?.usage ? 1 : 0);
+  }
+
   setNode(name: string, usage: NodeUsage): void {
-    this.usage.set(name, usage);
+    this.update(name, {
+      usage,
+      allocCpu: usage.allocatable[CPU] ?? 0,
+      allocMemory: usage.allocatable[MEMORY] ?? 0,
+      requestedCpu: usage.requested[CPU] ?? 0,
+      requestedMemory: usage.requested[MEMORY] ?? 0,
+    });
   }
 
   deleteNode(name: string): void {
-    this.usage.delete(name);
-    this.disrupting.delete(name);
-    this.provisioned.delete(name);
+    if (this.entries.get(name)?.usage) this.count--;
+    this.entries.delete(name);
   }
 
   node(name: string): NodeUsage | undefined {
-    return this.usage.get(name);
+    return this.entries.get(name)?.usage;
   }
 
+  /** Nodes with known usage. */
   get nodeCount(): number {
-    return this.usage.size;
+    return this.count;
   }
 
   /** Adds a bound pod's requests to a node (the controller's incremental update). */
   addPod(nodeName: string, requests: Resources, times = 1): void {
-    const u = this.usage.get(nodeName);
-    if (u) this.usage.set(nodeName, { allocatable: u.allocatable, requested: addInto({ ...u.requested }, requests, times) });
+    const u = this.node(nodeName);
+    if (u) this.setNode(nodeName, { allocatable: u.allocatable, requested: addInto({ ...u.requested }, requests, times) });
   }
 
   markDisrupting(name: string, reason: string): void {
-    this.disrupting.set(name, reason);
+    this.update(name, { disruption: reason });
   }
 
   clearDisrupting(name: string): void {
-    this.disrupting.delete(name);
+    if (this.entries.get(name)?.disruption !== undefined) this.update(name, { disruption: undefined });
   }
 
   /** Why the node is about to be disrupted, or undefined when it is not. */
   disruptionReason(name: string): string | undefined {
-    return this.disrupting.get(name);
+    return this.entries.get(name)?.disruption;
   }
 
   setProvisionedFor(name: string, owners: Iterable<string>): void {
     const set = new Set(owners);
-    if (set.size === 0) this.provisioned.delete(name);
-    else this.provisioned.set(name, set);
+    this.update(name, { provisionedFor: set.size === 0 ? undefined : set });
   }
 
   isProvisionedFor(name: string, owner: string | undefined): boolean {
-    return owner !== undefined && this.provisioned.get(name)?.has(owner) === true;
+    return owner !== undefined && this.entries.get(name)?.provisionedFor?.has(owner) === true;
   }
 
   /** Reads our annotations from a Node (snapshot files and tests). */
