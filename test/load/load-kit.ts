@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:https';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 
@@ -11,7 +12,7 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-export async function startChild(kind: 'floor' | 'headroom', nodes = 0, env: Record<string, string> = {}): Promise<ChildServer> {
+export async function startChild(kind: 'floor' | 'extender-floor' | 'headroom', nodes = 0, env: Record<string, string> = {}): Promise<ChildServer> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/load/server-child.ts', kind, String(nodes)], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
@@ -97,6 +98,39 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
     p99: pct(99),
     max: samples[samples.length - 1] ?? NaN,
   };
+}
+
+/**
+ * `count` sequential POSTs of one body over a keep-alive connection, as kube-scheduler's
+ * Go client calls an extender (one call at a time per scheduling cycle). Latency in ms.
+ */
+export async function sequential(url: string, caPem: string, body: string, count: number): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: caPem });
+  const length = Buffer.byteLength(body);
+  let errors = 0;
+  let non2xx = 0;
+  const call = () =>
+    new Promise<number>((resolve) => {
+      const t = performance.now();
+      const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': length } }, (res) => {
+        if (res.statusCode !== 200) non2xx++;
+        res.on('data', () => undefined);
+        res.on('end', () => resolve(performance.now() - t));
+      });
+      req.on('error', () => {
+        errors++;
+        resolve(NaN);
+      });
+      req.end(body);
+    });
+  const started = performance.now();
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) samples.push(await call());
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  const ok = samples.filter(Number.isFinite).sort((a, b) => a - b);
+  const pct = (p: number) => ok[Math.min(ok.length - 1, Math.floor((p / 100) * ok.length))] ?? NaN;
+  return { requests: count, rps: count / seconds, errors, non2xx, p50: pct(50), p90: pct(90), p99: pct(99), max: ok[ok.length - 1] ?? NaN };
 }
 
 export function median(xs: number[]): number {

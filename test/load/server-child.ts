@@ -1,8 +1,9 @@
 /**
  * A server for the load tests, run in its own process so the load generator does not
  * share its event loop: `node --import tsx test/load/server-child.ts <kind> [nodes]`.
- * kind: floor (bare node:https: parse the review, answer allowed) or headroom (the
- * real app: webhook + extender). Prints one JSON line {url, caPem} once listening.
+ * kind: floor (bare node:https: parse the review, answer allowed), extender-floor
+ * (bare node:https: parse ExtenderArgs, echo the candidates back / score them all 0)
+ * or headroom (the real app: webhook + extender). Prints one JSON line {url, caPem} once listening.
  * With HEADROOM_LOAD_SOLVER=1 the headroom server also starts a SolverPool; the
  * stdin lines `solve-start` / `solve-stop` run 20k-pod solves back to back on it
  * (the interference test), answering `solving` / `stopped <solves>`.
@@ -21,13 +22,13 @@ const [kind = 'headroom', nodesArg = '0'] = process.argv.slice(2);
 const tls = generateServingCert({ service: 'headroom', namespace: 'headroom-system' });
 
 async function main(): Promise<string> {
-  if (kind === 'floor') {
+  if (kind === 'floor' || kind === 'extender-floor') {
+    const answer = kind === 'floor' ? floorReview : floorExtender;
     const server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: { uid: string } };
-        const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } });
+        const body = JSON.stringify(answer(req.url ?? '', JSON.parse(Buffer.concat(chunks).toString('utf8'))));
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);
       });
@@ -44,6 +45,16 @@ async function main(): Promise<string> {
   });
   if (process.env.HEADROOM_LOAD_SOLVER === '1') solverControl();
   return server.url;
+}
+
+function floorReview(_url: string, review: { request: { uid: string } }): unknown {
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } };
+}
+
+function floorExtender(url: string, args: { NodeNames?: string[] | null; Nodes?: { items: { metadata: { name: string } }[] } | null }): unknown {
+  if (url.endsWith('/filter')) return { Nodes: args.Nodes ?? null, NodeNames: args.NodeNames ?? null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' };
+  const names = args.NodeNames ?? args.Nodes?.items.map((n) => n.metadata.name) ?? [];
+  return names.map((Host) => ({ Host, Score: 0 }));
 }
 
 /** Back-to-back 20k-pod solves on a worker pool in this process, switched over stdin. */
