@@ -1,0 +1,93 @@
+import type { DisruptionBudget, NodePoolDisruption } from '../api/nodepool.js';
+import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
+
+/**
+ * How many nodes one disruption pass may still remove, per NodePool (budgets) and
+ * per group (min size). Shared by every decision of a pass (emptiness, expiry) so
+ * together they never exceed either bound. Pure: built from a snapshot.
+ * See docs/adr/0080-disruption-first-slice.md.
+ */
+
+export type DisruptionReason = 'Empty' | 'Expired';
+
+/** Settings for groups that belong to no NodePool: remove empty nodes after 30 s, never expire, 10% budget. */
+export const DEFAULT_DISRUPTION: NodePoolDisruption = {
+  consolidationPolicy: 'WhenEmpty',
+  consolidateAfterMs: 30_000,
+  expireAfterMs: null,
+  budgets: [{ nodes: '10%' }],
+};
+
+/** The disruption settings of a group: its pool's, else the defaults. */
+export type SettingsOf = (group: NodeGroup) => NodePoolDisruption;
+
+/** Budget scope: the pool, or the group itself when it has no pool. */
+export function budgetScope(group: NodeGroup): string {
+  return group.nodePool ? `pool:${group.nodePool}` : `group:${group.id}`;
+}
+
+/**
+ * Nodes a budget allows disrupted at once in a scope of `total` nodes: a count, or
+ * a percentage rounded up (as Karpenter does, so "10%" of 3 nodes is 1).
+ * Budgets with a schedule count as always active: stricter than Karpenter, never looser.
+ */
+export function budgetNodes(budget: DisruptionBudget, total: number): number {
+  const pct = /^([0-9]+)%$/.exec(budget.nodes);
+  if (pct) return Math.ceil((Number(pct[1]) / 100) * total);
+  return Number(budget.nodes);
+}
+
+/** The smallest budget that applies to `reason` (a budget without reasons applies to all). */
+export function allowedByBudgets(budgets: readonly DisruptionBudget[], reason: DisruptionReason, total: number): number {
+  let allowed = Infinity;
+  for (const b of budgets) {
+    if (b.reasons && !b.reasons.includes(reason)) continue;
+    allowed = Math.min(allowed, budgetNodes(b, total));
+  }
+  return allowed;
+}
+
+export class DisruptionAllowance {
+  /** Scope -> nodes (existing, not in flight) and nodes already being disrupted. */
+  private readonly scopes = new Map<string, { total: number; disrupting: number }>();
+  /** Group id -> how many more of its replicas may go before it hits min size. */
+  private readonly aboveMin = new Map<string, number>();
+
+  /**
+   * `disrupting`: nodes already on their way out (our own earlier removals not yet
+   * visible, besides the snapshot's unschedulable nodes); they use up budget.
+   */
+  constructor(snapshot: ClusterSnapshot, private readonly settingsOf: SettingsOf, disrupting: ReadonlySet<string> = new Set()) {
+    const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
+    for (const g of snapshot.groups) {
+      this.aboveMin.set(g.id, g.replicas - g.minSize);
+      if (!this.scopes.has(budgetScope(g))) this.scopes.set(budgetScope(g), { total: 0, disrupting: 0 });
+    }
+    for (const n of snapshot.nodes) {
+      const g = n.groupId ? groups.get(n.groupId) : undefined;
+      if (!g || n.inFlight) continue;
+      const s = this.scopes.get(budgetScope(g))!;
+      s.total++;
+      if (n.unschedulable || disrupting.has(n.name)) s.disrupting++;
+    }
+  }
+
+  /** Whether one more node of `group` may go for `reason`; if so, counts it. */
+  take(group: NodeGroup, reason: DisruptionReason): boolean {
+    const why = this.blocked(group, reason);
+    if (why) return false;
+    this.scopes.get(budgetScope(group))!.disrupting++;
+    this.aboveMin.set(group.id, this.aboveMin.get(group.id)! - 1);
+    return true;
+  }
+
+  /** Why one more node of `group` may not go, or undefined when it may. */
+  blocked(group: NodeGroup, reason: DisruptionReason): string | undefined {
+    if ((this.aboveMin.get(group.id) ?? 0) <= 0) return `${group.id} is at min size ${group.minSize}`;
+    const s = this.scopes.get(budgetScope(group));
+    if (!s) return `${group.id} is not managed`;
+    const allowed = allowedByBudgets(this.settingsOf(group).budgets, reason, s.total);
+    if (s.disrupting >= allowed) return `disruption budget of ${group.nodePool ? `NodePool ${group.nodePool}` : group.id} allows ${allowed} node(s) at once`;
+    return undefined;
+  }
+}
