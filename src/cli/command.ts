@@ -11,11 +11,25 @@ export interface Command {
   run(values: Record<string, string | boolean | string[] | boolean[] | undefined>, positionals: string[]): Promise<number>;
 }
 
-/** Bad invocation: printed as one line, exit code 2. */
-export class UsageError extends Error {}
-
 /** Bad input or a failed operation: printed as one line, exit code 1. */
-export class CliError extends Error {}
+export class CliError extends Error {
+  readonly exitCode: number = 1;
+}
+
+/** Bad invocation: printed as one line, exit code 2. */
+export class UsageError extends CliError {
+  override readonly exitCode: number = 2;
+}
+
+/**
+ * The exit code an error asks for, or undefined for an unexpected error. Read
+ * structurally rather than with instanceof: a module loaded twice (e.g. through a
+ * test loader and a dynamic import) has two copies of these classes.
+ */
+export function exitCodeOf(err: unknown): number | undefined {
+  const code = (err as { exitCode?: unknown } | null)?.exitCode;
+  return err instanceof Error && typeof code === 'number' ? code : undefined;
+}
 
 export function parseCommandArgs(cmd: Command, argv: string[]) {
   try {

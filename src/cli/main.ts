@@ -1,4 +1,4 @@
-import { type Command, CliError, UsageError, parseCommandArgs } from './command.js';
+import { type Command, UsageError, exitCodeOf, parseCommandArgs } from './command.js';
 
 /** Subcommands, loaded lazily so `headroom plan` does not pay for the controller's imports. */
 const commands: Record<string, () => Promise<Command>> = {
@@ -41,13 +41,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await cmd.run(values, positionals);
   } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`headroom: ${err.message}`);
-      return 2;
-    }
-    if (err instanceof CliError) {
-      console.error(`headroom: ${err.message}`);
-      return 1;
+    const code = exitCodeOf(err);
+    if (code !== undefined) {
+      console.error(`headroom: ${(err as Error).message}`);
+      return code;
     }
     console.error(`headroom: ${(err as Error)?.message ?? String(err)}`.split('\n')[0]);
     return 1;
