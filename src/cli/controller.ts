@@ -27,6 +27,8 @@ Options:
   --dry-run                      log and emit events, write nothing to CAPI objects
   --batch-idle-duration MS       close the batch after this long without new demand (default ${DEFAULT_BATCH.idleMs})
   --batch-max-duration MS        close the batch at the latest after this long (default ${DEFAULT_BATCH.maxMs})
+  --disruption true|false        remove nodes that stay empty (DaemonSet pods only) past consolidateAfter,
+                                 and expired nodes whose pods fit elsewhere (default true)
   --leader-elect                 elect a leader on a Lease (run two replicas for HA)
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
@@ -77,6 +79,7 @@ export const controllerCommand: Command = {
     'dry-run': { type: 'boolean' },
     'batch-idle-duration': { type: 'string' },
     'batch-max-duration': { type: 'string' },
+    disruption: { type: 'string' },
     'leader-elect': { type: 'boolean' },
     'leader-election-namespace': { type: 'string' },
     'leader-election-id': { type: 'string' },
@@ -103,6 +106,10 @@ export const controllerCommand: Command = {
       if (err instanceof DiscoverySpecError) throw new UsageError(`controller: ${err.message}`);
       throw err;
     }
+    const disruptionRaw = values.disruption as string | undefined;
+    if (disruptionRaw !== undefined && disruptionRaw !== 'true' && disruptionRaw !== 'false') {
+      throw new UsageError(`controller: --disruption must be true or false, got "${disruptionRaw}"`);
+    }
     const webhookRaw = values['webhook-address'] as string | undefined;
     const webhook = webhookRaw === undefined ? undefined : parseAddress(webhookRaw, '--webhook-address');
     const tlsDir = values['tls-dir'] as string | undefined;
@@ -124,6 +131,7 @@ export const controllerCommand: Command = {
         workloadScope: { ...(podNamespace ? { namespace: podNamespace } : {}), ...(nodeLabelSelector ? { nodeLabelSelector } : {}) },
       } : {}),
       dryRun: values['dry-run'] === true,
+      ...(disruptionRaw === 'false' ? { disruption: false as const } : {}),
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       registry,

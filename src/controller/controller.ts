@@ -6,6 +6,7 @@ import { KubeActuator } from '../capi/kube-actuator.js';
 import { ClusterCache } from '../cluster/cluster-cache.js';
 import type { GroupDiscoverySpec } from '../cluster/discovery.js';
 import type { InformerOptions } from '../cluster/informer.js';
+import { Disruptor, type DisruptionReport, type DisruptorOptions } from '../disruption/disruptor.js';
 import { solve as solveInProcess } from '../packing/solve.js';
 import type { BatcherOptions } from '../provisioning/batcher.js';
 import { capacityBufferPods } from '../provisioning/capacity-buffers.js';
@@ -53,6 +54,9 @@ export interface ControllerOptions {
   /** How often the leader refreshes NodePool status. Default 10 s. */
   nodePoolStatusIntervalMs?: number;
   onCycle?: (r: CycleReport) => void;
+  /** The disruption loop (empty-node removal, safe expiry) while leading; false disables it. Default on. */
+  disruption?: DisruptorOptions | false;
+  onDisruption?: (r: DisruptionReport) => void;
   log?: (msg: string) => void;
 }
 
@@ -62,6 +66,7 @@ export class Controller {
   readonly cache: ClusterCache;
   actuator: KubeActuator | undefined;
   provisioner: Provisioner | undefined;
+  disruptor: Disruptor | undefined;
   private elector: LeaderElector | undefined;
   private metrics: ControllerMetrics | undefined;
   private latency: PodLatencyTracker | undefined;
@@ -146,6 +151,16 @@ export class Controller {
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
     });
     this.provisioner.start();
+    if (this.opts.disruption !== false) {
+      this.disruptor = new Disruptor({
+        state: this.cache, actuator: this.actuator!, clock: systemClock,
+        solve: this.opts.solve ?? solveInProcess,
+        ready: () => this.cache.healthy(),
+        log: this.log,
+        ...(this.opts.onDisruption ? { onPass: this.opts.onDisruption } : {}),
+      }, { extraPendingPods: capacityBufferPods, ...(this.opts.disruption ?? {}) });
+      this.disruptor.start();
+    }
     if (!this.opts.dryRun) {
       this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient, this.log, this.opts.nodePoolStatusIntervalMs);
       this.poolStatus.start();
@@ -162,7 +177,9 @@ export class Controller {
     this.poolStatus = undefined;
     const p = this.provisioner;
     this.provisioner = undefined;
-    await p?.stop();
+    const d = this.disruptor;
+    this.disruptor = undefined;
+    await Promise.all([p?.stop(), d?.stop()]);
   }
 
   /** Graceful stop: finish the running cycle, release the lease, stop watching. */
@@ -181,6 +198,8 @@ export class Controller {
     this.poolStatus?.stop();
     void this.provisioner?.stop();
     this.provisioner = undefined;
+    void this.disruptor?.stop();
+    this.disruptor = undefined;
     this.elector?.abandon();
     this.cache.stop();
   }

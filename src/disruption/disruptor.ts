@@ -34,7 +34,10 @@ export interface DisruptorOptions {
   defaultConsolidateAfterMs?: number;
   /** Expired nodes removed per pass (each is checked with a solve). Default 1; 0 disables expiry. */
   maxExpiredPerPass?: number;
-  /** A removal not yet visible in the state is retried after this long. Default 10 min. */
+  /**
+   * A removal not yet visible in the state, or one the actuator declined (dry run, min
+   * size), is retried after this long. Default 10 min.
+   */
   removalTimeoutMs?: number;
   /** Predicted demand (CapacityBuffers, forecasts): capacity it would use is kept. */
   extraPendingPods?: (objects: ClusterObjects) => readonly SchedulingPod[];
@@ -72,6 +75,8 @@ export class Disruptor {
   private readonly emptySince = new Map<string, number>();
   /** Node -> when we asked for its removal, and why (until the node is gone). */
   private readonly removing = new Map<string, { at: number; reason: string }>();
+  /** Node -> when the actuator declined to remove it (dry run, min size on fresh state): not retried for a while. */
+  private readonly declined = new Map<string, number>();
   private unsubscribe: (() => void) | undefined;
   private cancelTick: (() => void) | undefined;
   private cancelObserve: (() => void) | undefined;
@@ -163,6 +168,9 @@ export class Disruptor {
     for (const [name, r] of this.removing) {
       if (!present.has(name) || now - r.at > this.opts.removalTimeoutMs) this.removing.delete(name);
     }
+    for (const [name, at] of this.declined) {
+      if (!present.has(name) || now - at > this.opts.removalTimeoutMs) this.declined.delete(name);
+    }
   }
 
   /** NodePool disruption settings by pool name; a pool that does not set consolidateAfter gets the default. */
@@ -183,7 +191,7 @@ export class Disruptor {
 
   /** Nodes that must stay this pass: do-not-disrupt, already being removed, or where pending pods will land. */
   private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot): Promise<Set<string>> {
-    const keep = new Set<string>(this.removing.keys());
+    const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys()]);
     for (const n of objects.nodes) {
       if (annotated(n, DO_NOT_DISRUPT_ANNOTATION) || annotated(n, SCALE_DOWN_DISABLED_ANNOTATION)) keep.add(n.metadata!.name!);
     }
@@ -261,6 +269,8 @@ export class Disruptor {
         if (entry.result.written) {
           this.stats.removed++;
           this.removing.set(r.node, { at: clock.now(), reason: `${r.reason}: ${reason}` });
+        } else {
+          this.declined.set(r.node, clock.now());
         }
       } catch (err) {
         entry.error = (err as Error).message;
