@@ -150,6 +150,9 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- if .Values.controller.dryRun }}
 - --dry-run
 {{- end }}
+{{- if not .Values.controller.disruption }}
+- --disruption=false
+{{- end }}
 - --solver-threads={{ .Values.controller.solverThreads }}
 {{- if or .Values.webhook.enabled .Values.extender.enabled }}
 - --webhook-address=0.0.0.0:{{ .Values.server.port }}
