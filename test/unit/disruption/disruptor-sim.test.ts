@@ -1,0 +1,116 @@
+import { expect } from 'chai';
+import type { MachineRef, NodeGroupRef } from '../../../src/capi/actuator.js';
+import { solve } from '../../../src/packing/solve.js';
+import { loadBuiltinTrace } from '../../../src/sim/builtin.js';
+import type { SimCluster } from '../../../src/sim/cluster.js';
+import { headroomPolicy } from '../../../src/sim/policies/headroom.js';
+import { simulationSnapshot } from '../../../src/sim/policies.js';
+import type { PolicyFactory } from '../../../src/sim/policy.js';
+import type { PolicyRun } from '../../../src/sim/result.js';
+import { runTrace } from '../../../src/sim/run.js';
+import { SIM_EPOCH } from '../../../src/sim/virtual-clock.js';
+import type { Trace } from '../../../src/sim/trace.js';
+import { group, podTemplate, trace } from '../sim/fixtures.js';
+
+/**
+ * The Disruptor as the simulator's `headroom` policy runs it (next to the
+ * Provisioner, on the in-process cluster and the virtual clock). Every
+ * deleteMachine is checked against the simulated cluster's own bookkeeping (an
+ * oracle independent of the disruptor): the node had no pod, and had had none
+ * for at least consolidateAfter (30 s by default).
+ */
+
+interface Deletion {
+  /** Seconds since the start. */
+  at: number;
+  node: string;
+  pods: number;
+  /** How long the simulated cluster says the node had been empty, s. */
+  emptyFor: number;
+}
+
+function observed(deletions: Deletion[]): PolicyFactory {
+  const inner = headroomPolicy({ solve: (s) => solve(s) });
+  return (ctx) => {
+    const cluster = ctx.cluster;
+    const deleteMachine = async (g: NodeGroupRef, m: MachineRef, reason: string) => {
+      const n = m.nodeName ? cluster.nodes.get(m.nodeName) : undefined;
+      const now = ctx.clock.now();
+      deletions.push({
+        at: (now - SIM_EPOCH) / 1000, node: m.nodeName ?? '?', pods: n ? n.pods.size : -1,
+        emptyFor: n?.emptySince === undefined ? -1 : (now - n.emptySince) / 1000,
+      });
+      return cluster.deleteMachine(g, m, reason);
+    };
+    const proxy = new Proxy(cluster, {
+      get(target, prop) {
+        if (prop === 'deleteMachine') return deleteMachine;
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as SimCluster;
+    return inner({ ...ctx, cluster: proxy });
+  };
+}
+
+async function run(t: Trace): Promise<{ r: PolicyRun; deletions: Deletion[] }> {
+  const deletions: Deletion[] = [];
+  const res = await runTrace(t, { seed: 1, policies: [{ name: 'headroom', factory: observed(deletions) }], buildSnapshot: simulationSnapshot });
+  return { r: res.policies.headroom!, deletions };
+}
+
+function expectSafe(deletions: Deletion[]): void {
+  for (const d of deletions) {
+    expect(d.pods, `node ${d.node} had pods when removed at ${d.at} s`).to.equal(0);
+    expect(d.emptyFor, `node ${d.node} empty for only ${d.emptyFor} s`).to.be.at.least(30);
+  }
+}
+
+describe('Disruptor in the simulator (headroom policy)', function () {
+  this.timeout(60_000);
+
+  it('removes every node 30-40 s after it empties, one per pass under the 10% budget, with no re-provisioning', async () => {
+    const t = trace('burst', '30m', [group({ name: 'md', cpu: '4', memory: '16Gi', price: '0.2', boot: '60s' })], [{
+      kind: 'Deployment', name: 'web', template: podTemplate('web', '1', '1Gi'),
+      replicas: { points: [{ at: '0s', replicas: 0 }, { at: '10s', replicas: 10 }, { at: '10m', replicas: 0 }], interpolation: 'step', every: '5s' },
+    }]);
+    const { r, deletions } = await run(t);
+    const ups = r.actions.filter((a) => a.to > a.from);
+    const downs = r.actions.filter((a) => a.to < a.from);
+    expect(ups).to.have.length(1);
+    expect(ups[0]!.to).to.equal(3);
+    expect(downs).to.have.length(3);
+    expect(deletions).to.have.length(3);
+    expectSafe(deletions);
+    // The first pass after 30 s of emptiness takes the first node; the budget (10% of 3 -> 1)
+    // lets one more go per 10 s pass.
+    expect(downs[0]!.at).to.be.within(630, 640);
+    expect(downs[2]!.at - downs[0]!.at).to.be.within(19, 21);
+    expect(r.notes.join('\n')).to.not.match(/no scale-down/);
+  });
+
+  it('keeps a node that still runs a pod, and never goes below min size', async () => {
+    const t = trace('tail', '30m', [group({ name: 'md', cpu: '4', memory: '16Gi', price: '0.2', boot: '60s', replicas: 2, min: 2 })], [{
+      kind: 'Deployment', name: 'web', template: podTemplate('web', '1', '1Gi'),
+      replicas: { points: [{ at: '0s', replicas: 0 }, { at: '10s', replicas: 16 }, { at: '10m', replicas: 1 }], interpolation: 'step', every: '5s' },
+    }]);
+    const { r, deletions } = await run(t);
+    expectSafe(deletions);
+    const peak = r.summary.peakNodes;
+    expect(peak).to.equal(4);
+    // Four nodes, one pod left: the two emptied nodes above min size go, nothing else.
+    expect(deletions).to.have.length(2);
+    const final = r.actions.reduce((n, a) => a.to, 0);
+    expect(final).to.equal(2);
+    // The remaining pod was never evicted: it ran from the scale-up on, so nothing waited past boot.
+    expect(r.summary.pendingSeconds.max).to.be.below(80);
+  });
+
+  it('removes only nodes that were empty for 30 s over a busy 40-minute slice of builtin:cron-batch', async () => {
+    const t = { ...loadBuiltinTrace('cron-batch'), duration: 40 * 60_000 };
+    const { r, deletions } = await run(t);
+    expect(deletions.length).to.be.greaterThan(0);
+    expectSafe(deletions);
+    expect(r.actions.filter((a) => a.to < a.from)).to.have.length(deletions.filter((d) => d.pods === 0).length);
+  });
+});
