@@ -38,8 +38,14 @@ async function main(): Promise<string> {
     return `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   }
   const state = extenderState(Number(nodesArg));
-  // Room for a whole saturation run without drops skewing the work done per request.
-  const intake = new DemandIntake(1_000_000);
+  // A consumer like the batcher: drains the intake every 100 ms (so the heap holds what
+  // it would in production). HEADROOM_LOAD_CONSUME=read also builds each record's
+  // scheduling view, as a batcher that looks at every record would.
+  const intake = new DemandIntake();
+  const read = process.env.HEADROOM_LOAD_CONSUME === 'read';
+  setInterval(() => {
+    for (const r of intake.drain()) if (read) void r.pod.equivalenceKey;
+  }, 100).unref();
   const server = await startHeadroomServer({
     host: '127.0.0.1', port: 0, tls, state: () => state, intake, clock: systemClock, ready: () => true,
   });
