@@ -42,8 +42,16 @@ export async function listen(handler: RequestListener, opts: ListenOptions): Pro
       resolve();
     });
   });
-  // A socket error must never surface as an uncaught exception.
-  server.on('clientError', (_err, socket) => socket.destroy());
+  // Malformed HTTP gets a 400 like any bad request; a socket error never surfaces as an
+  // uncaught exception.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify({ message: `bad request: ${err.code ?? err.message}` });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   server.on('tlsClientError', () => undefined);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;

@@ -120,6 +120,21 @@ describe('server app (plain HTTP on loopback)', () => {
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });
 
+  it('answers malformed HTTP with a 400 JSON and keeps serving', async () => {
+    const { connect } = await import('node:net');
+    const reply = await new Promise<string>((resolve, reject) => {
+      const url = new URL(server.url);
+      const sock = connect(Number(url.port), url.hostname, () => sock.write('NOT HTTP AT ALL\r\n\r\n'));
+      let data = '';
+      sock.on('data', (c) => (data += c.toString()));
+      sock.on('end', () => resolve(data));
+      sock.on('error', reject);
+    });
+    expect(reply).to.match(/^HTTP\/1\.1 400 Bad Request/);
+    expect(reply).to.match(/"message":"bad request/);
+    expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
+  });
+
   it('accepts a body just under 10 MiB', async () => {
     const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', pad: '' } });
     const padded = review.replace('"pad":""', `"pad":"${'x'.repeat(10 * 1024 * 1024 - review.length - 16)}"`);
