@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { resolveAssets } from './assets.js';
 import { KubeRequestError, kubeRequest } from './kube-request.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -14,9 +15,13 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * sigs.k8s.io/cluster-api module (the same files).
  */
 export function capiCrdDir(assetsDir?: string): string {
-  const candidates = process.env.HEADROOM_CAPI_CRDS
-    ? [process.env.HEADROOM_CAPI_CRDS]
-    : [join(repoRoot, '..', 'shared', 'crds', 'cluster-api-v1.14.0'), ...(assetsDir ? [join(assetsDir, 'cluster-api-v1.14.0-crds')] : [])];
+  if (process.env.HEADROOM_CAPI_CRDS) {
+    if (!existsSync(process.env.HEADROOM_CAPI_CRDS)) throw new Error(`HEADROOM_CAPI_CRDS=${process.env.HEADROOM_CAPI_CRDS} does not exist`);
+    return process.env.HEADROOM_CAPI_CRDS;
+  }
+  const shared = join(repoRoot, '..', 'shared', 'crds', 'cluster-api-v1.14.0');
+  if (existsSync(shared)) return shared;
+  const candidates = [shared, join(assetsDir ?? resolveAssets().dir, 'cluster-api-v1.14.0-crds')];
   const dir = candidates.find((d) => existsSync(d));
   if (!dir) throw new Error(`Cluster API CRDs not found in ${candidates.join(' or ')} (set HEADROOM_CAPI_CRDS)`);
   return dir;
