@@ -30,6 +30,11 @@ export const SCALE_DOWN_DISABLED_ANNOTATION = 'cluster-autoscaler.kubernetes.io/
 export interface DisruptorOptions {
   /** How often to decide. Default 10 s. */
   intervalMs?: number;
+  /**
+   * Changes are folded into empty-since at most this often (each look is O(pods)).
+   * Default 1 s; observing late only makes a node look empty for less long.
+   */
+  observeDelayMs?: number;
   /** consolidateAfter when a group has no NodePool, or its pool does not set it. Default 30 s. */
   defaultConsolidateAfterMs?: number;
   /** Expired nodes removed per pass (each is checked with a solve). Default 1; 0 disables expiry. */
@@ -86,7 +91,7 @@ export class Disruptor {
 
   constructor(private readonly deps: DisruptorDeps, options: DisruptorOptions = {}) {
     this.opts = {
-      intervalMs: 10_000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
+      intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
       removalTimeoutMs: 600_000, ...options,
     };
   }
@@ -96,8 +101,8 @@ export class Disruptor {
     this.running = true;
     this.unsubscribe = this.deps.state.onChange((kind) => {
       if (kind !== 'pods' && kind !== 'nodes') return;
-      // Coalesce a burst of changes into one observation at this instant.
-      this.cancelObserve ??= this.deps.clock.setTimer(0, () => {
+      // Coalesce a burst of changes into one observation.
+      this.cancelObserve ??= this.deps.clock.setTimer(this.opts.observeDelayMs, () => {
         this.cancelObserve = undefined;
         if (this.running) this.observe();
       });
@@ -190,7 +195,7 @@ export class Disruptor {
   }
 
   /** Nodes that must stay this pass: do-not-disrupt, already being removed, or where pending pods will land. */
-  private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot): Promise<Set<string>> {
+  private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean): Promise<Set<string>> {
     const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys()]);
     for (const n of objects.nodes) {
       if (annotated(n, DO_NOT_DISRUPT_ANNOTATION) || annotated(n, SCALE_DOWN_DISABLED_ANNOTATION)) keep.add(n.metadata!.name!);
@@ -198,7 +203,7 @@ export class Disruptor {
     for (const p of objects.pods) if (p.spec?.nodeName && annotated(p, DO_NOT_DISRUPT_ANNOTATION)) keep.add(p.spec.nodeName);
     // A node that is empty now but is where the solver puts pending pods (or CapacityBuffer
     // pods) is capacity in use: removing it would only make the provisioner add it back.
-    if (snapshot.pendingPods.length > 0 && this.emptySince.size > 0) {
+    if (due && snapshot.pendingPods.length > 0) {
       const plan = await this.deps.solve(snapshot);
       for (const pl of plan.placements) if ('node' in pl) keep.add(pl.node);
     }
@@ -226,9 +231,14 @@ export class Disruptor {
       ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
     });
     const settingsOf = this.settings(objects);
-    const keep = await this.keep(objects, snapshot);
-    const allowance = new DisruptionAllowance(snapshot, settingsOf, new Set(this.removing.keys()));
     const now = clock.now();
+    const disrupting = new Set(this.removing.keys());
+    // The solve for pending pods is only worth it when an empty node is due at all.
+    const due = decideEmptiness({
+      snapshot, emptySince: this.emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting),
+    }).remove.length > 0;
+    const keep = await this.keep(objects, snapshot, due);
+    const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting);
     const empty = decideEmptiness({ snapshot, emptySince: this.emptySince, now, settingsOf, allowance, keep });
     const removals = [...empty.remove];
     report.kept.push(...empty.skipped);
