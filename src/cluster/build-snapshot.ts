@@ -32,6 +32,46 @@ export interface BuildSnapshotOptions {
 }
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
+
+/*
+ * Per-object memos of what depends on one object alone (shape validation, a pod's
+ * SchedulingPod with its equivalence hash, a node's parsed allocatable and taints).
+ * A controller or the simulator rebuilds the snapshot every cycle from mostly the
+ * same objects, and converting every pod again dominated that cost. Keyed by object
+ * identity, which is sound because ClusterStateSource objects are immutable by
+ * contract (a change is a new object); only successes are remembered, so invalid
+ * objects are reported on every build as before. The cached values are shared
+ * between snapshots, which are immutable too.
+ */
+const validObjects = new WeakSet<KubernetesObject>();
+const schedulingPodMemo = new WeakMap<V1Pod, SchedulingPod>();
+const parsedNodeMemo = new WeakMap<V1Node, { allocatable: Resources; taints: V1Taint[] }>();
+const machineViewMemo = new WeakMap<KubernetesObject, MachineView>();
+const nodeGroupViewMemo = new WeakMap<KubernetesObject, NodeGroupView>();
+
+/** memo's value for o, else fn() through guard (a success is remembered; a failure is reported again next time). */
+function memoized<K extends object, V>(memo: WeakMap<K, V>, o: K, guard: <T>(fn: () => T) => T | undefined, fn: () => V): V | undefined {
+  const hit = memo.get(o);
+  if (hit !== undefined) return hit;
+  const v = guard(fn);
+  if (v !== undefined) memo.set(o, v);
+  return v;
+}
+
+/**
+ * mapNodesToGroups is pure; with the memos above its inputs are the same objects
+ * until a node, Machine or group changes, so the last result is reused when every
+ * input element is identical (checked element by element: a caller may reuse an array).
+ */
+let lastMap: { nodes: V1Node[]; machines: MachineView[]; views: NodeGroupView[]; map: ReturnType<typeof mapNodesToGroups> } | undefined;
+const sameElements = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+function mappedNodes(nodes: V1Node[], machines: MachineView[], views: NodeGroupView[]): ReturnType<typeof mapNodesToGroups> {
+  if (lastMap && sameElements(lastMap.nodes, nodes) && sameElements(lastMap.machines, machines) && sameElements(lastMap.views, views)) return lastMap.map;
+  const map = mapNodesToGroups(nodes, machines, views);
+  lastMap = { nodes, machines, views, map };
+  return map;
+}
 const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
@@ -54,17 +94,22 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     }
   };
 
-  const valid = (o: KubernetesObject) => guard(() => { validateObjectShape(o); return true; }) === true;
+  const valid = (o: KubernetesObject) => {
+    if (validObjects.has(o)) return true;
+    const ok = guard(() => { validateObjectShape(o); return true; }) === true;
+    if (ok) validObjects.add(o);
+    return ok;
+  };
 
   // CAPI objects.
   const views: NodeGroupView[] = [];
   for (const o of objects.nodeGroups) {
-    const v = guard(() => parseNodeGroupObject(o));
+    const v = memoized(nodeGroupViewMemo, o, guard, () => parseNodeGroupObject(o));
     if (v) views.push(v);
   }
   const machines: MachineView[] = [];
   for (const o of objects.machines) {
-    const m = guard(() => parseMachine(o));
+    const m = memoized(machineViewMemo, o, guard, () => parseMachine(o));
     if (m) machines.push(m);
   }
   // Nodes that pass validation and whose quantities parse, before anything counts them.
@@ -72,10 +117,10 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   for (const node of objects.nodes) {
     const name = node.metadata?.name;
     if (!name || !valid(node)) continue;
-    const parsed = guard(() => ({ allocatable: nodeAllocatable(node), taints: schedulingTaints(node) }));
+    const parsed = memoized(parsedNodeMemo, node, guard, () => ({ allocatable: nodeAllocatable(node), taints: schedulingTaints(node) }));
     if (parsed) parsedNodes.push({ node, name, ...parsed });
   }
-  const map = mapNodesToGroups(parsedNodes.map((n) => n.node), machines, views);
+  const map = mappedNodes(parsedNodes.map((n) => n.node), machines, views);
   const pools: NodePool[] = [];
   for (const o of objects.nodePools) {
     const p = guard(() => parseNodePool(o));
@@ -92,7 +137,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     if (TERMINAL.has(pod.status?.phase ?? '')) continue;
     const nodeName = pod.spec?.nodeName;
     if (!nodeName && !isDemand(pod)) continue;
-    const sp = guard(() => schedulingPodOf(pod));
+    const sp = memoized(schedulingPodMemo, pod, guard, () => schedulingPodOf(pod));
     if (!sp) continue;
     podNamespaces.add(sp.namespace);
     if (!nodeName) {
