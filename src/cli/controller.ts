@@ -28,7 +28,8 @@ Options:
   --batch-idle-duration MS       close the batch after this long without new demand (default ${DEFAULT_BATCH.idleMs})
   --batch-max-duration MS        close the batch at the latest after this long (default ${DEFAULT_BATCH.maxMs})
   --disruption true|false        remove nodes that stay empty (DaemonSet pods only) past consolidateAfter,
-                                 and expired nodes whose pods fit elsewhere (default true)
+                                 and expired nodes whose pods fit elsewhere (default true; false
+                                 with --pod-namespace unless given)
   --leader-elect                 elect a leader on a Lease (run two replicas for HA)
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
@@ -131,7 +132,7 @@ export const controllerCommand: Command = {
         workloadScope: { ...(podNamespace ? { namespace: podNamespace } : {}), ...(nodeLabelSelector ? { nodeLabelSelector } : {}) },
       } : {}),
       dryRun: values['dry-run'] === true,
-      ...(disruptionRaw === 'false' ? { disruption: false as const } : {}),
+      ...(disruptionRaw === undefined ? {} : { disruption: disruptionRaw === 'true' ? {} : false as const }),
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       registry,

@@ -54,7 +54,10 @@ export interface ControllerOptions {
   /** How often the leader refreshes NodePool status. Default 10 s. */
   nodePoolStatusIntervalMs?: number;
   onCycle?: (r: CycleReport) => void;
-  /** The disruption loop (empty-node removal, safe expiry) while leading; false disables it. Default on. */
+  /**
+   * The disruption loop (empty-node removal, safe expiry) while leading; false disables
+   * it. Default on, except with workloadScope.namespace (then only when given explicitly).
+   */
   disruption?: DisruptorOptions | false;
   onDisruption?: (r: DisruptionReport) => void;
   log?: (msg: string) => void;
@@ -151,7 +154,11 @@ export class Controller {
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
     });
     this.provisioner.start();
-    if (this.opts.disruption !== false) {
+    // With pods watched in one namespace only, a node running just other namespaces'
+    // pods would look empty: disruption then runs only when asked for explicitly.
+    const podScoped = this.opts.workloadScope?.namespace !== undefined;
+    if (podScoped && this.opts.disruption === undefined) this.log('disruption off: pods are watched in one namespace only (pass --disruption=true to run it anyway)');
+    if (this.opts.disruption !== false && !(podScoped && this.opts.disruption === undefined)) {
       this.disruptor = new Disruptor({
         state: this.cache, actuator: this.actuator!, clock: systemClock,
         solve: this.opts.solve ?? solveInProcess,
