@@ -164,7 +164,10 @@ export class Controller {
         solve: this.opts.solve ?? solveInProcess,
         ready: () => this.cache.healthy(),
         log: this.log,
-        ...(this.opts.onDisruption ? { onPass: this.opts.onDisruption } : {}),
+        onPass: (r) => {
+          this.metrics?.observeDisruption(r);
+          this.opts.onDisruption?.(r);
+        },
       }, { extraPendingPods: capacityBufferPods, ...(this.opts.disruption ?? {}) });
       this.disruptor.start();
     }

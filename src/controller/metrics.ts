@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CapiActuator } from '../capi/actuator.js';
 import type { KubeActuator } from '../capi/kube-actuator.js';
 import type { ClusterCache } from '../cluster/cluster-cache.js';
+import type { DisruptionReport } from '../disruption/disruptor.js';
 import type { CycleReport } from '../provisioning/provisioner.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
 
@@ -12,6 +13,7 @@ import { METRIC_PREFIX } from '../server/metrics.js';
  */
 export interface ControllerMetrics {
   observeCycle(report: CycleReport): void;
+  observeDisruption(report: DisruptionReport): void;
   observePodReady(seconds: number): void;
   setLeader(leading: boolean): void;
 }
@@ -93,6 +95,12 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600],
     registers: [registry],
   });
+  const disruptions = new Counter({
+    name: `${p}disruptions_total`,
+    help: 'Nodes removed by the disruption loop (delete-machine written), by reason (Empty, Expired) and node group.',
+    labelNames: ['reason', 'kind', 'namespace', 'name'] as const,
+    registers: [registry],
+  });
   const leader = new Gauge({ name: `${p}leader`, help: '1 while this replica is the leader.', registers: [registry] });
   return {
     observeCycle(r) {
@@ -100,6 +108,11 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
       pending.set(r.pendingPods);
       if (!r.skipped) solveDuration.observe(r.solveMs / 1000);
       for (const u of r.scaleUps) if (u.result?.written) scaleUps.inc({ kind: u.kind, namespace: u.namespace, name: u.name });
+    },
+    observeDisruption(r) {
+      for (const x of r.removals) {
+        if (x.result?.written) disruptions.inc({ reason: x.reason, kind: x.group.kind, namespace: x.group.namespace, name: x.group.name });
+      }
     },
     observePodReady(seconds) {
       podReady.observe(seconds);
