@@ -1,9 +1,11 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
 import { buildSnapshot, type SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterSnapshot, SchedulingPod } from '../cluster/snapshot.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import type { Plan } from '../packing/plan.js';
+import { isDemand } from '../scheduling/pod-demand.js';
 import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import type { Clock } from './clock.js';
 import { enforceLimits, type TrimmedScaleUp } from './limits.js';
@@ -73,6 +75,19 @@ export interface ProvisionerDeps {
   onIssue?: (issue: SnapshotIssue) => void;
   /** Extra readiness gate, e.g. "every informer is fresh" (ClusterCache.healthy). */
   ready?: () => boolean;
+}
+
+/**
+ * Whether a pod could be a snapshot's pending pod: isDemand, or a malformed pod
+ * isDemand cannot read (buildSnapshot then reports it). False means buildSnapshot
+ * would not list it as pending.
+ */
+function mayBeDemand(pod: V1Pod): boolean {
+  try {
+    return isDemand(pod);
+  } catch {
+    return true;
+  }
 }
 
 const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodeGroups', 'nodePools', 'capacityBuffers']);
@@ -193,10 +208,17 @@ export class Provisioner {
       return done();
     }
     const objects = state.objects();
+    const extraPendingPods = this.opts.extraPendingPods?.(objects);
+    // Most cycles (the resync, a burst already placed) find nothing to do; say so
+    // without building the snapshot, which converts every pod and node.
+    if (!extraPendingPods?.length && !objects.pods.some(mayBeDemand)) {
+      report.skipped = 'no-pending-pods';
+      return done();
+    }
     const built = buildSnapshot(objects, {
       strict: false,
       onIssue: (i) => this.deps.onIssue?.(i),
-      ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
+      ...(extraPendingPods ? { extraPendingPods } : {}),
     });
     const { snapshot, standalone } = withStandalonePools(built, objects);
     report.pendingPods = snapshot.pendingPods.length;
