@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { buildSnapshot, type SnapshotIssue } from '../../../src/cluster/build-snapshot.js';
+import { loadObjects } from '../../../src/cluster/load-objects.js';
+import type { ClusterObjects, UnstructuredObject } from '../../../src/cluster/objects.js';
+
+// buildSnapshot memoizes per-object conversions by object identity (objects are
+// immutable: a change is a new object). These tests rebuild from the same objects with
+// one replaced and check that the snapshot equals a build from scratch.
+const objects = () => loadObjects(readFileSync(new URL('../../fixtures/example-cluster.yaml', import.meta.url), 'utf8'));
+const NODE = 'ip-10-0-1-5.ec2.internal';
+
+/** A deep copy: same content, new identities, so no memo can apply. */
+const fresh = (o: ClusterObjects): ClusterObjects => structuredClone(o);
+
+describe('buildSnapshot memos', () => {
+  it('gives the same snapshot when rebuilt from the same objects', () => {
+    const o = objects();
+    const first = buildSnapshot(o);
+    expect(buildSnapshot(o)).to.deep.equal(first);
+    expect(buildSnapshot(fresh(o))).to.deep.equal(first);
+  });
+
+  it('sees a replaced pod (new requests, now pending) and a replaced node (new allocatable)', () => {
+    const o = objects();
+    buildSnapshot(o);
+    const i = o.pods.findIndex((p) => p.spec?.nodeName === NODE && p.metadata?.name?.startsWith('web-'));
+    expect(i).to.be.greaterThan(-1);
+    const pod = o.pods[i]!;
+    const { nodeName: _bound, ...spec } = pod.spec!;
+    const replaced: V1Pod = {
+      ...pod,
+      spec: { ...spec, containers: spec.containers.map((c) => ({ ...c, resources: { requests: { cpu: '1234m', memory: '1Gi' } } })) },
+      status: { phase: 'Pending' },
+    };
+    const j = o.nodes.findIndex((n) => n.metadata?.name === NODE);
+    const node = o.nodes[j]!;
+    const newNode: V1Node = { ...node, status: { ...node.status, allocatable: { ...node.status?.allocatable, cpu: '1500m' } } };
+    const changed: ClusterObjects = { ...o, pods: o.pods.with(i, replaced), nodes: o.nodes.with(j, newNode) };
+
+    const s = buildSnapshot(changed);
+    expect(s).to.deep.equal(buildSnapshot(fresh(changed)));
+    const pending = s.pendingPods.find((p) => p.key === `${pod.metadata!.namespace}/${pod.metadata!.name}`);
+    expect(pending?.requests.cpu).to.equal(1234);
+    expect(s.nodes.find((n) => n.name === NODE)!.allocatable.cpu).to.equal(1500);
+    expect(s.nodes.find((n) => n.name === NODE)!.pods.map((p) => p.name)).to.not.include(pod.metadata!.name);
+  });
+
+  it('sees a replaced Machine (node mapping) even when the other inputs are the same objects', () => {
+    const o = objects();
+    const before = buildSnapshot(o);
+    expect(before.nodes.find((n) => n.name === NODE)!.groupId).to.equal('MachineDeployment/default/small');
+    const k = o.machines.findIndex((m) => (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name === NODE);
+    expect(k).to.be.greaterThan(-1);
+    const m = o.machines[k]!;
+    const marked: UnstructuredObject = {
+      ...m,
+      metadata: { ...m.metadata, annotations: { ...m.metadata?.annotations, 'cluster.x-k8s.io/delete-machine': 'yes' } },
+    };
+    const changed: ClusterObjects = { ...o, machines: o.machines.with(k, marked) };
+    const s = buildSnapshot(changed);
+    expect(s).to.deep.equal(buildSnapshot(fresh(changed)));
+    expect(s.nodes.find((n) => n.name === NODE)!.unschedulable).to.equal(true);
+    expect(before.nodes.find((n) => n.name === NODE)!.unschedulable).to.equal(false);
+  });
+
+  it('reports an invalid object on every build, not only the first', () => {
+    const o = objects();
+    const bad = { ...o.pods[0]!, spec: { ...o.pods[0]!.spec!, containers: 'oops' } } as unknown as V1Pod;
+    const withBad: ClusterObjects = { ...o, pods: [...o.pods, bad] };
+    for (let n = 0; n < 2; n++) {
+      const issues: SnapshotIssue[] = [];
+      buildSnapshot(withBad, { strict: false, onIssue: (i) => issues.push(i) });
+      expect(issues.filter((i) => i.severity === 'error'), `build ${n + 1}`).to.have.length(1);
+    }
+  });
+});
