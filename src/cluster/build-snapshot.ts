@@ -44,7 +44,6 @@ const TERMINAL = new Set(['Succeeded', 'Failed']);
  * between snapshots, which are immutable too.
  */
 const validObjects = new WeakSet<KubernetesObject>();
-const schedulingPodMemo = new WeakMap<V1Pod, SchedulingPod>();
 const parsedNodeMemo = new WeakMap<V1Node, { allocatable: Resources; taints: V1Taint[] }>();
 const machineViewMemo = new WeakMap<KubernetesObject, MachineView>();
 const nodeGroupViewMemo = new WeakMap<KubernetesObject, NodeGroupView>();
@@ -56,6 +55,49 @@ function memoized<K extends object, V>(memo: WeakMap<K, V>, o: K, guard: <T>(fn:
   const v = guard(fn);
   if (v !== undefined) memo.set(o, v);
   return v;
+}
+
+/**
+ * learnNodeShape is pure in each node's allocatable, labels and taints, which are the
+ * node object's (or its memo's) own objects: a group's last result is reused while
+ * they are all identical.
+ */
+const lastShape = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
+
+function learnedShape(groupId: string, ready: readonly SnapshotNode[]): LearnedShape | undefined {
+  const last = lastShape.get(groupId);
+  if (last && last.ready.length === ready.length && ready.every((n, i) => {
+    const l = last.ready[i]!;
+    return l.allocatable === n.allocatable && l.labels === n.labels && l.taints === n.taints;
+  })) return last.learned;
+  const learned = learnNodeShape(ready);
+  lastShape.set(groupId, { ready, learned });
+  return learned;
+}
+
+/** What the pod pass makes of one pod: skipped, or its SchedulingPod (bound to nodeName, else pending). */
+const SKIP = 'skip';
+type PodClass = typeof SKIP | { sp: SchedulingPod; nodeName: string | undefined; ephemeralClaims?: EphemeralClaim[] };
+const podClassMemo = new WeakMap<V1Pod, PodClass>();
+
+/** Classifies and converts a pod; undefined (not remembered) when it is invalid, so it is reported again next build. */
+function classifyPod(pod: V1Pod, valid: (o: KubernetesObject) => boolean, guard: <T>(fn: () => T) => T | undefined): PodClass | undefined {
+  if (!valid(pod)) return undefined;
+  let c: PodClass = SKIP;
+  const nodeName = pod.spec?.nodeName;
+  if (!TERMINAL.has(pod.status?.phase ?? '') && (nodeName || isDemand(pod))) {
+    const sp = guard(() => schedulingPodOf(pod));
+    if (!sp) return undefined;
+    c = { sp, nodeName: nodeName || undefined };
+    if (!nodeName) {
+      for (const v of pod.spec?.volumes ?? []) {
+        const tmpl = v.ephemeral?.volumeClaimTemplate;
+        if (tmpl) (c.ephemeralClaims ??= []).push({ key: `${sp.namespace}/${sp.name}-${v.name}`, storageClassName: tmpl.spec?.storageClassName });
+      }
+    }
+  }
+  podClassMemo.set(pod, c);
+  return c;
 }
 
 /**
@@ -132,20 +174,13 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   const pendingPods: SchedulingPod[] = [];
   const podNamespaces = new Set<string>();
   const ephemeralClaims: EphemeralClaim[] = [];
+  let lastNamespace: string | undefined;
   for (const pod of objects.pods) {
-    if (!valid(pod)) continue;
-    if (TERMINAL.has(pod.status?.phase ?? '')) continue;
-    const nodeName = pod.spec?.nodeName;
-    if (!nodeName && !isDemand(pod)) continue;
-    const sp = memoized(schedulingPodMemo, pod, guard, () => schedulingPodOf(pod));
-    if (!sp) continue;
-    podNamespaces.add(sp.namespace);
-    if (!nodeName) {
-      for (const v of pod.spec?.volumes ?? []) {
-        const tmpl = v.ephemeral?.volumeClaimTemplate;
-        if (tmpl) ephemeralClaims.push({ key: `${sp.namespace}/${sp.name}-${v.name}`, storageClassName: tmpl.spec?.storageClassName });
-      }
-    }
+    const c = podClassMemo.get(pod) ?? classifyPod(pod, valid, guard);
+    if (!c || c === SKIP) continue;
+    const { sp, nodeName } = c;
+    if (sp.namespace !== lastNamespace) podNamespaces.add((lastNamespace = sp.namespace));
+    if (c.ephemeralClaims) ephemeralClaims.push(...c.ephemeralClaims);
     if (nodeName) {
       let list = podsByNode.get(nodeName);
       if (!list) podsByNode.set(nodeName, (list = []));
@@ -201,8 +236,12 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       const bounds = parseScalingBounds(view);
       if (!bounds) return undefined;
       const capacity = parseCapacityAnnotations(view);
-      const ready = (map.nodesOfGroup.get(view.id) ?? []).flatMap((n) => readyNodes.get(n) ?? []);
-      const learned: LearnedShape | undefined = learnNodeShape(ready);
+      const ready: SnapshotNode[] = [];
+      for (const n of map.nodesOfGroup.get(view.id) ?? []) {
+        const sn = readyNodes.get(n);
+        if (sn) ready.push(sn);
+      }
+      const learned: LearnedShape | undefined = learnedShape(view.id, ready);
       const g = buildNodeGroup({ view, bounds, capacity, learned, daemonSetPods: dsPods, pools });
       if (!g) {
         report({
