@@ -168,7 +168,10 @@ export const controllerCommand: Command = {
     });
     try {
       if (webhook && intake) {
-        extender = new LiveExtenderState(controller.cache, 250, (err) => console.error(`extender state: ${(err as Error).message}`));
+        extender = new LiveExtenderState(
+          controller.cache, 250, (err) => console.error(`extender state: ${(err as Error).message}`),
+          () => controller.disruptor?.disrupting() ?? new Map<string, string>(),
+        );
         webhookServer = await startHeadroomServer({
           ...webhook, tls: { dir: tlsDir!, watch: { onError: (m: string) => console.error(m) } },
           state: () => extender!.get(), intake, clock: systemClock, ready: () => controller.ready(),

@@ -18,6 +18,8 @@ export class LiveExtenderState {
     private readonly source: ClusterStateSource,
     private readonly intervalMs = 250,
     private readonly onError: (err: unknown) => void = () => {},
+    /** Nodes the leader's Disruptor is removing (before the cache shows their Machines marked). */
+    private readonly disrupting: () => ReadonlyMap<string, string> = () => new Map(),
   ) {}
 
   get(): ExtenderState {
@@ -53,7 +55,9 @@ export class LiveExtenderState {
     this.dirty = false;
     try {
       const objects = this.source.objects();
-      this.state = ExtenderState.fromSnapshot(buildSnapshot(objects, { strict: false }), objects.nodes);
+      const state = ExtenderState.fromSnapshot(buildSnapshot(objects, { strict: false }), objects.nodes);
+      for (const [node, reason] of this.disrupting()) state.markDisrupting(node, reason);
+      this.state = state;
     } catch (err) {
       this.onError(err);
     }

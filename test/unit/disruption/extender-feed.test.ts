@@ -1,0 +1,26 @@
+import { expect } from 'chai';
+import type { V1Node } from '@kubernetes/client-node';
+import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
+import type { ClusterStateSource } from '../../../src/cluster/state.js';
+import { LiveExtenderState } from '../../../src/controller/live-extender-state.js';
+
+const node = (name: string): V1Node => ({
+  apiVersion: 'v1', kind: 'Node', metadata: { name },
+  status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
+});
+
+describe("the extender's view of nodes being disrupted", () => {
+  it('marks the nodes the Disruptor is removing, with its reason, on every rebuild', () => {
+    const objs: ClusterObjects = { ...emptyClusterObjects(), nodes: [node('a'), node('b')] };
+    const state: ClusterStateSource = { objects: () => objs, synced: () => true, onChange: () => () => {} };
+    const removing = new Map([['b', 'Empty: node empty (DaemonSet pods only) for 31 s']]);
+    const live = new LiveExtenderState(state, 250, (err) => { throw err; }, () => removing);
+    live.rebuild();
+    expect(live.get().disruptionReason('a')).to.equal(undefined);
+    expect(live.get().disruptionReason('b')).to.equal('Empty: node empty (DaemonSet pods only) for 31 s');
+    // Without the feed, nothing in these objects says b is going away.
+    const plain = new LiveExtenderState(state);
+    plain.rebuild();
+    expect(plain.get().disruptionReason('b')).to.equal(undefined);
+  });
+});
