@@ -124,6 +124,30 @@ const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
  */
 export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOptions = {}): ClusterSnapshot {
   const strict = options.strict ?? true;
+  // A controller's loops (provisioning, disruption) often build again from the very
+  // same objects: reuse the last snapshot then, replaying its issues.
+  const inputs = SNAPSHOT_INPUTS.map((k) => objects[k]);
+  if (!options.extraPendingPods && lastBuild && lastBuild.strict === strict
+    && inputs.every((list, i) => sameElements(lastBuild!.inputs[i]!, list))) {
+    for (const issue of lastBuild.issues) options.onIssue?.(issue);
+    return lastBuild.snapshot;
+  }
+  const issues: SnapshotIssue[] = [];
+  const snapshot = buildFresh(objects, { ...options, strict, onIssue: (i) => { issues.push(i); options.onIssue?.(i); } });
+  // Copies: a caller may push into its arrays later (a stale hit otherwise).
+  if (!options.extraPendingPods) lastBuild = { strict, inputs: inputs.map((list) => list.slice()), issues, snapshot };
+  return snapshot;
+}
+
+/** The lists buildSnapshot reads. */
+const SNAPSHOT_INPUTS = [
+  'pods', 'nodes', 'daemonSets', 'persistentVolumes', 'persistentVolumeClaims', 'storageClasses', 'nodeGroups', 'machines',
+  'nodePools', 'namespaces',
+] as const satisfies ReadonlyArray<keyof ClusterObjects>;
+let lastBuild: { strict: boolean; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
+
+function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): ClusterSnapshot {
+  const strict = options.strict ?? true;
   const report = (issue: SnapshotIssue) => options.onIssue?.(issue);
   /** Runs a parse; on a validation error throws (strict) or reports and returns undefined. */
   const guard = <T>(fn: () => T): T | undefined => {

@@ -65,7 +65,7 @@ describe('buildSnapshot memos', () => {
     expect(before.nodes.find((n) => n.name === NODE)!.unschedulable).to.equal(false);
   });
 
-  it('reports an invalid object on every build, not only the first', () => {
+  it('reports an invalid object on every build, also when the last snapshot is reused', () => {
     const o = objects();
     const bad = { ...o.pods[0]!, spec: { ...o.pods[0]!.spec!, containers: 'oops' } } as unknown as V1Pod;
     const withBad: ClusterObjects = { ...o, pods: [...o.pods, bad] };
@@ -74,5 +74,24 @@ describe('buildSnapshot memos', () => {
       buildSnapshot(withBad, { strict: false, onIssue: (i) => issues.push(i) });
       expect(issues.filter((i) => i.severity === 'error'), `build ${n + 1}`).to.have.length(1);
     }
+  });
+
+  it('reuses nothing stale when a caller pushes into the same arrays between builds', () => {
+    const o = objects();
+    const first = buildSnapshot(o);
+    const pod = o.pods.find((p) => p.spec?.nodeName === NODE && p.metadata?.name?.startsWith('web-'))!;
+    const extra: V1Pod = { ...pod, metadata: { ...pod.metadata, name: 'pushed', uid: 'pushed' }, spec: { ...pod.spec!, nodeName: undefined }, status: { phase: 'Pending' } };
+    o.pods.push(extra);
+    const second = buildSnapshot(o);
+    expect(second.pendingPods.map((p) => p.name)).to.include('pushed');
+    expect(first.pendingPods.map((p) => p.name)).to.not.include('pushed');
+    expect(second).to.deep.equal(buildSnapshot(fresh(o)));
+  });
+
+  it('does not reuse a build with extra pending pods, nor reuse one for them', () => {
+    const o = objects();
+    const extra = { ...buildSnapshot(o).pendingPods[0]!, key: 'x/predicted', name: 'predicted', predicted: true };
+    expect(buildSnapshot(o, { extraPendingPods: [extra] }).pendingPods.map((p) => p.key)).to.include('x/predicted');
+    expect(buildSnapshot(o).pendingPods.map((p) => p.key)).to.not.include('x/predicted');
   });
 });
