@@ -178,8 +178,8 @@ export class Disruptor {
     }
   }
 
-  /** NodePool disruption settings by pool name; a pool that does not set consolidateAfter gets the default. */
-  private settings(objects: ClusterObjects): SettingsOf {
+  /** NodePool disruption settings by pool name (a pool that does not set consolidateAfter gets the default), and the default. */
+  private poolSettings(objects: ClusterObjects): { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption } {
     const byPool = new Map<string, NodePoolDisruption>();
     for (const o of objects.nodePools) {
       try {
@@ -190,8 +190,24 @@ export class Disruptor {
         if (!(err instanceof NodePoolError)) throw err; // reported by buildSnapshot's onIssue elsewhere
       }
     }
-    const dflt: NodePoolDisruption = { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs };
+    return { byPool, dflt: { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs } };
+  }
+
+  private settings({ byPool, dflt }: { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption }): SettingsOf {
     return (g: NodeGroup) => (g.nodePool ? byPool.get(g.nodePool) : undefined) ?? dflt;
+  }
+
+  /**
+   * False only when no decision of this pass can remove a node: expiry is off (or no
+   * pool sets expireAfter) and no node has been empty for the shortest consolidateAfter.
+   */
+  private mayRemove({ byPool, dflt }: { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption }, now: number): boolean {
+    const all = [dflt, ...byPool.values()];
+    if (this.opts.maxExpiredPerPass > 0 && all.some((d) => d.expireAfterMs !== null)) return true;
+    let after = Infinity;
+    for (const d of all) if (d.consolidateAfterMs !== null) after = Math.min(after, d.consolidateAfterMs);
+    for (const since of this.emptySince.values()) if (now - since >= after) return true;
+    return false;
   }
 
   /** Nodes that must stay this pass: do-not-disrupt, already being removed, or where pending pods will land. */
@@ -226,12 +242,15 @@ export class Disruptor {
     }
     this.observe();
     const objects = state.objects();
+    const pools = this.poolSettings(objects);
+    const settingsOf = this.settings(pools);
+    const now = clock.now();
+    // Nothing could be removed this pass: skip the snapshot and every decision (same outcome, far cheaper).
+    if (!this.mayRemove(pools, now)) return done();
     const snapshot = buildSnapshot(objects, {
       strict: false,
       ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
     });
-    const settingsOf = this.settings(objects);
-    const now = clock.now();
     const disrupting = new Set(this.removing.keys());
     // The solve for pending pods is only worth it when an empty node is due at all.
     const due = decideEmptiness({
