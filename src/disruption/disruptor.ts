@@ -68,6 +68,9 @@ export interface DisruptionReport {
   durationMs: number;
 }
 
+/** NodePool disruption settings by pool name, and the settings of groups without a pool. */
+interface PoolSettings { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption }
+
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 
 function annotated(o: KubernetesObject | undefined, key: string): boolean {
@@ -179,7 +182,7 @@ export class Disruptor {
   }
 
   /** NodePool disruption settings by pool name (a pool that does not set consolidateAfter gets the default), and the default. */
-  private poolSettings(objects: ClusterObjects): { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption } {
+  private poolSettings(objects: ClusterObjects): PoolSettings {
     const byPool = new Map<string, NodePoolDisruption>();
     for (const o of objects.nodePools) {
       try {
@@ -193,30 +196,39 @@ export class Disruptor {
     return { byPool, dflt: { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs } };
   }
 
-  private settings({ byPool, dflt }: { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption }): SettingsOf {
+  private settings({ byPool, dflt }: PoolSettings): SettingsOf {
     return (g: NodeGroup) => (g.nodePool ? byPool.get(g.nodePool) : undefined) ?? dflt;
+  }
+
+  /** True when expiry may remove nodes: it is enabled and some pool (or the default) sets expireAfter. */
+  private expiryOn({ byPool, dflt }: PoolSettings): boolean {
+    return this.opts.maxExpiredPerPass > 0 && [dflt, ...byPool.values()].some((d) => d.expireAfterMs !== null);
   }
 
   /**
    * False only when no decision of this pass can remove a node: expiry is off (or no
    * pool sets expireAfter) and no node has been empty for the shortest consolidateAfter.
    */
-  private mayRemove({ byPool, dflt }: { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption }, now: number): boolean {
-    const all = [dflt, ...byPool.values()];
-    if (this.opts.maxExpiredPerPass > 0 && all.some((d) => d.expireAfterMs !== null)) return true;
+  private mayRemove(pools: PoolSettings, now: number): boolean {
+    if (this.expiryOn(pools)) return true;
     let after = Infinity;
-    for (const d of all) if (d.consolidateAfterMs !== null) after = Math.min(after, d.consolidateAfterMs);
+    for (const d of [pools.dflt, ...pools.byPool.values()]) if (d.consolidateAfterMs !== null) after = Math.min(after, d.consolidateAfterMs);
     for (const since of this.emptySince.values()) if (now - since >= after) return true;
     return false;
   }
 
   /** Nodes that must stay this pass: do-not-disrupt, already being removed, or where pending pods will land. */
-  private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean): Promise<Set<string>> {
+  private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean, expiryOn: boolean): Promise<Set<string>> {
     const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys()]);
     for (const n of objects.nodes) {
       if (annotated(n, DO_NOT_DISRUPT_ANNOTATION) || annotated(n, SCALE_DOWN_DISABLED_ANNOTATION)) keep.add(n.metadata!.name!);
     }
-    for (const p of objects.pods) if (p.spec?.nodeName && annotated(p, DO_NOT_DISRUPT_ANNOTATION)) keep.add(p.spec.nodeName);
+    // Only pods on nodes that could be removed matter: without expiry, those are the empty ones.
+    const candidates = expiryOn ? undefined : this.emptySince;
+    for (const p of objects.pods) {
+      const node = p.spec?.nodeName;
+      if (node && (!candidates || candidates.has(node)) && annotated(p, DO_NOT_DISRUPT_ANNOTATION)) keep.add(node);
+    }
     // A node that is empty now but is where the solver puts pending pods (or CapacityBuffer
     // pods) is capacity in use: removing it would only make the provisioner add it back.
     if (due && snapshot.pendingPods.length > 0) {
@@ -256,7 +268,7 @@ export class Disruptor {
     const due = decideEmptiness({
       snapshot, emptySince: this.emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting),
     }).remove.length > 0;
-    const keep = await this.keep(objects, snapshot, due);
+    const keep = await this.keep(objects, snapshot, due, this.expiryOn(pools));
     const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting);
     const empty = decideEmptiness({ snapshot, emptySince: this.emptySince, now, settingsOf, allowance, keep });
     const removals = [...empty.remove];
