@@ -85,6 +85,10 @@ export class Disruptor {
   private readonly removing = new Map<string, { at: number; reason: string }>();
   /** Node -> when the actuator declined to remove it (dry run, min size on fresh state): not retried for a while. */
   private readonly declined = new Map<string, number>();
+  /** Pod object -> the node it keeps occupied, or null (see occupiedNodes). */
+  private readonly occupies = new WeakMap<V1Pod, string | null>();
+  private lastPods: readonly V1Pod[] | undefined;
+  private lastOccupied: ReadonlySet<string> = new Set();
   private unsubscribe: (() => void) | undefined;
   private cancelTick: (() => void) | undefined;
   private cancelObserve: (() => void) | undefined;
@@ -158,12 +162,7 @@ export class Disruptor {
     if (!this.deps.state.synced()) return;
     const objects = this.deps.state.objects();
     const now = this.deps.clock.now();
-    const occupied = new Set<string>();
-    for (const pod of objects.pods as V1Pod[]) {
-      const node = pod.spec?.nodeName;
-      if (!node || occupied.has(node) || TERMINAL.has(pod.status?.phase ?? '')) continue;
-      if (!followsNode(controllerOf(pod)?.kind)) occupied.add(node);
-    }
+    const occupied = this.occupiedNodes(objects.pods as V1Pod[]);
     const present = new Set<string>();
     for (const n of objects.nodes) {
       const name = n.metadata?.name;
@@ -179,6 +178,28 @@ export class Disruptor {
     for (const [name, at] of this.declined) {
       if (!present.has(name) || now - at > this.opts.removalTimeoutMs) this.declined.delete(name);
     }
+  }
+
+  /**
+   * Nodes with a pod that keeps them (bound, not terminal, not following its node).
+   * Objects are immutable (ClusterStateSource), so the answer is kept per pod object
+   * and per pods list: most observations see the same list or mostly the same pods.
+   */
+  private occupiedNodes(pods: readonly V1Pod[]): ReadonlySet<string> {
+    if (pods === this.lastPods) return this.lastOccupied;
+    const occupied = new Set<string>();
+    for (const pod of pods) {
+      let node = this.occupies.get(pod);
+      if (node === undefined) {
+        const bound = pod.spec?.nodeName;
+        node = bound && !TERMINAL.has(pod.status?.phase ?? '') && !followsNode(controllerOf(pod)?.kind) ? bound : null;
+        this.occupies.set(pod, node);
+      }
+      if (node !== null) occupied.add(node);
+    }
+    this.lastPods = pods;
+    this.lastOccupied = occupied;
+    return occupied;
   }
 
   /** NodePool disruption settings by pool name (a pool that does not set consolidateAfter gets the default), and the default. */
