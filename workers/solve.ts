@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import type { ClusterSnapshot } from '../src/cluster/snapshot.js';
 import { ffd } from '../src/packing/ffd.js';
@@ -16,6 +17,19 @@ export interface SolveTask {
   options?: SolveOptions;
   /** `ffd` runs the first-fit-decreasing baseline (the simulator's reactive policy, the benchmark). */
   solver?: 'headroom' | 'ffd';
+}
+
+/**
+ * Solves yield the CPU to the main thread: on Linux a nice value is per thread, so
+ * this lowers only this worker, and the webhook / extender handlers keep their
+ * latency while a 20k-pod solve runs beside them on a small machine. Raising the
+ * nice value needs no privilege; where the platform refuses, solving goes on as is.
+ */
+const SOLVER_NICE = 10;
+try {
+  setPriority(SOLVER_NICE);
+} catch {
+  // not permitted here: keep the default priority
 }
 
 function receive(port: MessagePort): Promise<ClusterSnapshot> {

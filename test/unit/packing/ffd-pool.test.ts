@@ -71,6 +71,20 @@ describe('SolverPool', () => {
     expect(a.unschedulable.map((u) => u.pod)).to.deep.equal(['default/huge']);
   });
 
+  it('runs its workers at a lower priority than the main thread (Linux nice is per thread)', async () => {
+    await pool.solve(snapshot({}));
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { getPriority } = await import('node:os');
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value; the comm
+    // field (2) may hold spaces, so count fields after its closing parenthesis.
+    const nice = readdirSync('/proc/self/task').map((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+    expect(getPriority()).to.equal(0);
+    expect(nice.filter((n) => n === 10)).to.have.length(1);
+  });
+
   it('rejects use before start', async () => {
     const idle = new SolverPool();
     let err: unknown;
