@@ -5,7 +5,7 @@ import { allowedByBudgets, budgetNodes, DEFAULT_DISRUPTION, DisruptionAllowance,
 import { decideEmptiness, isEmptyNode } from '../../../src/disruption/emptiness.js';
 import { cannotMovePods, decideExpiry } from '../../../src/disruption/expiry.js';
 import { solve } from '../../../src/packing/solve.js';
-import { group, node, pod, snapshot } from '../packing/helpers.js';
+import { group, node, pod, snapshot } from '../packing/snapshot-builders.js';
 
 const S = 1000;
 

@@ -3,7 +3,7 @@ import { ffd } from '../../../src/packing/ffd.js';
 import { SolverPool } from '../../../src/packing/solver-pool.js';
 import { solve } from '../../../src/packing/solve.js';
 import { benchSnapshot, lowerBound } from '../../bench/workload.js';
-import { HOSTNAME, group, newNodes, node, pod, replicas, snapshot, where } from './helpers.js';
+import { HOSTNAME, group, newNodes, node, pod, replicas, snapshot, where } from './snapshot-builders.js';
 
 describe('ffd (Karpenter-style baseline)', () => {
   it('fills existing nodes first, then one claim, then picks the cheapest group that holds the claim', () => {

@@ -4,7 +4,7 @@ import { ffd } from '../../../src/packing/ffd.js';
 import type { Plan } from '../../../src/packing/plan.js';
 import { solve } from '../../../src/packing/solve.js';
 import { rng } from '../../bench/workload.js';
-import { HOSTNAME, ZONE, group, node, pod, replicas, snapshot } from './helpers.js';
+import { HOSTNAME, ZONE, group, node, pod, replicas, snapshot } from './snapshot-builders.js';
 
 /** A random small cluster: a few groups (some capped, some tainted), nodes with pods, mixed constraints. */
 export function randomSnapshot(seed: number): ClusterSnapshot {

@@ -2,7 +2,7 @@ import type { V1PodAffinityTerm, V1TopologySpreadConstraint } from '@kubernetes/
 import { expect } from 'chai';
 import { ffd } from '../../../src/packing/ffd.js';
 import { solve } from '../../../src/packing/solve.js';
-import { HOSTNAME, ZONE, group, groupOf, newNodes, node, pod, replicas, snapshot, where } from './helpers.js';
+import { HOSTNAME, ZONE, group, groupOf, newNodes, node, pod, replicas, snapshot, where } from './snapshot-builders.js';
 
 const zones = (price = 0.1, o: Parameters<typeof group>[1] = {}) =>
   ['zone-a', 'zone-b', 'zone-c'].map((z) => group(`g-${z}`, { zone: z, price, cpu: '8', memory: '32Gi', ...o }));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ffd } from '../../../src/packing/ffd.js';
 import { solve } from '../../../src/packing/solve.js';
-import { group, newNodes, node, pod, replicas, snapshot, where } from './helpers.js';
+import { group, newNodes, node, pod, replicas, snapshot, where } from './snapshot-builders.js';
 
 describe('solve: resources, existing capacity, limits and cost', () => {
   it('uses free room on existing nodes before adding any', () => {
