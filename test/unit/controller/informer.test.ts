@@ -35,20 +35,24 @@ async function fakeApiserver(list: () => { rv: string; items: unknown[] }, watch
     res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: rv }, items }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-  });
   return {
-    client: new KubeClient(kc), seen,
+    client: new KubeClient(kubeConfigFor(server)), seen,
     close: () => {
       for (const r of open) r.destroy();
       server.closeAllConnections();
       return new Promise<void>((r) => server.close(() => r()));
     },
   };
+}
+
+/** A kubeconfig for a plain-HTTP test server on loopback. */
+function kubeConfigFor(server: http.Server): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
+  });
+  return kc;
 }
 
 function event(res: http.ServerResponse, type: string, object: unknown) {
@@ -168,12 +172,7 @@ describe('KubeClient', () => {
   it('gives up on a request the server never answers', async () => {
     const server = http.createServer(() => { /* never answers */ });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-    });
-    const client = new KubeClient(kc);
+    const client = new KubeClient(kubeConfigFor(server));
     const started = Date.now();
     const err = await client.request('GET', '/api/v1/pods', { timeoutMs: 200 }).then(() => undefined, (e: unknown) => e);
     expect(err).to.be.instanceOf(Error);
@@ -199,12 +198,7 @@ describe('Informer freshness', () => {
       res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '5' }, items: [] }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-    });
-    const client = new KubeClient(kc);
+    const client = new KubeClient(kubeConfigFor(server));
     const inf = new Informer(client, { group: '', version: 'v1', plural: 'pods' }, { stallTimeoutMs: 150, minBackoffMs: 20, maxBackoffMs: 40 });
     try {
       inf.start();
