@@ -31,6 +31,9 @@ COPY --from=build --chown=0:0 /app/package.json ./package.json
 COPY --from=build --chown=0:0 /app/node_modules ./node_modules
 COPY --from=build --chown=0:0 /app/dist ./dist
 COPY --from=build --chown=0:0 /app/bin ./bin
+# util-linux chrt (needs only glibc, which distroless has): solver threads put
+# themselves under SCHED_IDLE with it, so solves never delay the webhook (ADR 0034).
+COPY --from=build --chown=0:0 /usr/bin/chrt /usr/bin/chrt
 # Numeric, so kubelet can verify runAsNonRoot without reading /etc/passwd. Files stay
 # root-owned and read-only for this user; the only writable path is a mounted /tmp.
 USER 65532:65532

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { DiscoverySpecError, discoverySpecs } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
 import { SolverPool } from '../packing/solver-pool.js';
+import { SOLVER_PRIORITIES, type SolverPriority } from '../packing/thread-priority.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
 import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';
@@ -35,6 +36,8 @@ Options:
   --leader-election-id NAME      name of the Lease (default headroom-controller)
   --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)
   --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
+  --solver-priority P            idle (Linux SCHED_IDLE: the webhook and extender preempt solves at
+                                 once; default), low (nice 10) or normal
   --pod-namespace NS             only watch pods in NS (several autoscalers on one cluster, tests)
   --node-label-selector SEL      only watch nodes matching SEL (idem)
   --webhook-address HOST:PORT    also serve the admission webhook (/mutate/pods) and the scheduler
@@ -86,6 +89,7 @@ export const controllerCommand: Command = {
     'leader-election-id': { type: 'string' },
     'metrics-address': { type: 'string' },
     'solver-threads': { type: 'string' },
+    'solver-priority': { type: 'string' },
     'pod-namespace': { type: 'string' },
     'node-label-selector': { type: 'string' },
     'webhook-address': { type: 'string' },
@@ -117,13 +121,17 @@ export const controllerCommand: Command = {
     if (webhook && !tlsDir) throw new UsageError('controller: --webhook-address needs --tls-dir (the webhook and the extender are served over TLS only)');
     const threadsRaw = values['solver-threads'] as string | undefined;
     if (threadsRaw !== undefined && !/^\d{1,3}$/.test(threadsRaw)) throw new UsageError(`controller: --solver-threads must be a small whole number, got "${threadsRaw}"`);
+    const priorityRaw = (values['solver-priority'] as string | undefined) ?? 'idle';
+    if (!(SOLVER_PRIORITIES as readonly string[]).includes(priorityRaw)) {
+      throw new UsageError(`controller: --solver-priority must be one of ${SOLVER_PRIORITIES.join(', ')}, got "${priorityRaw}"`);
+    }
     const podNamespace = values['pod-namespace'] as string | undefined;
     const nodeLabelSelector = values['node-label-selector'] as string | undefined;
     const workload = loadKubeConfig(values.kubeconfig as string | undefined, 'workload');
     const mgmtPath = values['management-kubeconfig'] as string | undefined;
     const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
     const intake = webhook ? new DemandIntake() : undefined;
-    const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined);
+    const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined, { priority: priorityRaw as SolverPriority });
     const controller = new Controller({
       workload, ...(management ? { management } : {}),
       discovery,

@@ -4,7 +4,9 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Plan } from './plan.js';
-import { snapshotChunks } from './snapshot-chunks.js';
+import { type PlanParts, assemblePlan } from './plan-transfer.js';
+import { SnapshotEncoder, partTransferList } from './snapshot-transfer.js';
+import type { SolverPriority } from './thread-priority.js';
 import type { SolveOptions } from './solve-options.js';
 
 /**
@@ -17,18 +19,38 @@ export function solverWorkerUrl(): string {
   return new URL(`../../workers/solve.${ext}`, import.meta.url).href;
 }
 
+/** What every worker is started with (piscina's workerData). */
+export interface SolverWorkerData {
+  priority: SolverPriority;
+}
+
+export interface SolverPoolOptions {
+  priority?: SolverPriority;
+  logError?: (message: string) => void;
+}
+
 /**
  * A piscina pool of solver workers, so a large solve never blocks the event loop
  * that serves the webhook, the extender and the metrics (ADR 0032). The snapshot
- * crosses by structured clone; the plan comes back the same way.
+ * crosses in parts, each object serialized once in its life (ADR 0033); the plan
+ * comes back in slices decoded one event-loop turn apart.
  */
 export class SolverPool {
   private pool: Piscina | undefined;
+  private readonly encoder = new SnapshotEncoder();
 
-  /** Starts `size` workers (default: all cores but one, at least one). */
-  start(size = Math.max(1, availableParallelism() - 1)): this {
+  /**
+   * Starts `size` workers (default: all cores but one, at least one) at `priority`
+   * (default `idle`, ADR 0034). A worker that fails outside a task (it cannot load,
+   * say) is reported to `logError`, never left to crash the process; piscina
+   * replaces it.
+   */
+  start(size = Math.max(1, availableParallelism() - 1), opts: SolverPoolOptions = {}): this {
     if (this.pool) throw new Error('SolverPool already started');
-    this.pool = new Piscina({ filename: solverWorkerUrl(), minThreads: size, maxThreads: size, idleTimeout: 60_000 });
+    const workerData: SolverWorkerData = { priority: opts.priority ?? 'idle' };
+    this.pool = new Piscina({ filename: solverWorkerUrl(), minThreads: size, maxThreads: size, idleTimeout: 60_000, workerData });
+    const logError = opts.logError ?? ((m: string) => console.error(m));
+    this.pool.on('error', (err: Error) => logError(`solver worker failed: ${err.message.split('\n')[0]}`));
     return this;
   }
 
@@ -38,21 +60,23 @@ export class SolverPool {
 
   /**
    * Runs `solve` (or the FFD baseline) on a worker. The snapshot goes over a
-   * MessageChannel in chunks, one event-loop turn apart, so posting a large one
-   * never blocks the loop for long (ADR 0032).
+   * MessageChannel in parts, one event-loop turn apart, and the plan is decoded a
+   * slice per turn, so a large solve never blocks the loop for long. The snapshot's
+   * objects must not be changed afterwards (snapshots are immutable): their encoding
+   * is remembered by identity.
    */
   async solve(snapshot: ClusterSnapshot, options?: SolveOptions, solver: 'headroom' | 'ffd' = 'headroom'): Promise<Plan> {
     if (!this.pool) throw new Error('SolverPool not started');
     const { port1, port2 } = new MessageChannel();
-    const result = this.pool.run({ port: port2, options, solver }, { transferList: [port2] }) as Promise<Plan>;
-    // A worker failure while chunks are still going out is reported by `return result` below, not as unhandled.
+    const result = this.pool.run({ port: port2, options, solver }, { transferList: [port2] }) as Promise<PlanParts>;
+    // A worker failure while parts are still going out is reported by `await result` below, not as unhandled.
     result.catch(() => {});
     port1.unref();
-    for (const chunk of snapshotChunks(snapshot)) {
-      port1.postMessage(chunk);
+    for (const part of this.encoder.parts(snapshot)) {
+      port1.postMessage(part, partTransferList(part));
       await nextTurn();
     }
-    return result;
+    return assemblePlan(await result, () => nextTurn());
   }
 
   async destroy(): Promise<void> {

@@ -67,12 +67,15 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
   let tmp: string;
   let app: string;
   let rt: string;
+  let rootfs: string;
   let env: NodeJS.ProcessEnv;
 
   before(async function () {
     tmp = mkdtempSync(join(tmpdir(), 'headroom-image-'));
     app = join(tmp, 'build');
     rt = join(tmp, 'runtime');
+    // Files the runtime stage copies to paths outside its WORKDIR (util-linux chrt).
+    rootfs = join(tmp, 'rootfs');
     // The build context, as .dockerignore filters it.
     for (const f of new DockerIgnore(readFileSync(join(root, '.dockerignore'), 'utf8')).contextFiles(root)) {
       mkdirSync(dirname(join(app, f)), { recursive: true });
@@ -83,16 +86,20 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
       const r = await sh(ins.args, app, buildEnv);
       expect(r.code, `RUN ${ins.args}\n${r.stderr.slice(-2000)}`).to.equal(0);
     }
-    // The runtime stage: only what it copies from the build stage.
+    // The runtime stage: only what it copies from the build stage. A source outside the
+    // build WORKDIR is a file of the build image (Debian, like this machine: taken from
+    // here); a destination outside the runtime WORKDIR lands in the emulated rootfs.
     const from = workdir(build);
     const to = workdir(runtime);
+    const inside = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
     for (const ins of runtime.instructions.filter((i) => i.keyword === 'COPY')) {
       expect(ins.flags.from, ins.args).to.equal(build.name);
       const { sources, dest } = copyOperands(ins);
       for (const src of sources) {
-        const rel = src.startsWith('/') ? src.slice(from.length).replace(/^\//, '') : src;
-        const target = dest.startsWith('/') ? dest.slice(to.length).replace(/^\//, '') : dest;
-        cpSync(join(app, rel), join(rt, target.replace(/^\.\//, '')), { recursive: true });
+        const source = !src.startsWith('/') ? join(app, src) : inside(src, from) ? join(app, src.slice(from.length)) : src;
+        const target = !dest.startsWith('/') ? join(rt, dest.replace(/^\.\//, '')) : inside(dest, to) ? join(rt, dest.slice(to.length)) : join(rootfs, dest);
+        mkdirSync(dirname(target), { recursive: true });
+        cpSync(source, target, { recursive: true });
       }
     }
     setWritable(rt, false); // readOnlyRootFilesystem
@@ -100,7 +107,9 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
       runtime.instructions.filter((i) => i.keyword === 'ENV').flatMap((i) => i.words.map((w) => w.split('=', 2) as [string, string])),
     );
     mkdirSync(join(tmp, 'tmp'));
-    env = { PATH: process.env.PATH, HOME: '/nonexistent', TMPDIR: join(tmp, 'tmp'), ...imageEnv };
+    // distroless's PATH, over the emulated rootfs: the image finds only the programs it ships.
+    const path = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].map((d) => join(rootfs, d)).join(':');
+    env = { PATH: path, HOME: '/nonexistent', TMPDIR: join(tmp, 'tmp'), ...imageEnv };
   });
 
   after(() => {
@@ -120,6 +129,7 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
 
   it('holds only the runtime: no sources, tests or devDependencies', () => {
     expect(readdirSync(rt).sort()).to.deep.equal(['bin', 'dist', 'node_modules', 'package.json']);
+    expect(readdirSync(join(rootfs, 'usr/bin')), 'outside /app: util-linux chrt only').to.deep.equal(['chrt']);
     // The lockfile marks packages only devDependencies need; none may be left after the prune.
     const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
     const devOnly = Object.entries(lock.packages)
@@ -180,6 +190,14 @@ describe('container image (Dockerfile emulated without a Docker engine)', functi
         timeoutMs: 120_000, intervalMs: 250, watch: [proc],
       });
       expect(proc.running).to.equal(true);
+      // Its solver thread put itself under SCHED_IDLE with the chrt the image ships
+      // (field 41 of /proc/<pid>/task/<tid>/stat; 5 is SCHED_IDLE).
+      const policies = readdirSync(`/proc/${proc.pid}/task`).map((tid) => {
+        const stat = readFileSync(`/proc/${proc!.pid}/task/${tid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+      });
+      expect(policies.filter((p) => p === 5), 'one SCHED_IDLE solver thread').to.have.length(1);
+      expect(readFileSync(join(dir, 'controller.log'), 'utf8')).to.not.include('SCHED_IDLE unavailable');
     } finally {
       await proc?.stop(5_000);
       removeTempDir(dir);

@@ -5,7 +5,7 @@
  * (bare node:https: parse ExtenderArgs, echo the candidates back / score them all 0)
  * or headroom (the real app: webhook + extender). Prints one JSON line {url, caPem} once listening.
  * With HEADROOM_LOAD_SOLVER=1 the headroom server also starts a SolverPool; the
- * stdin lines `solve-start` / `solve-stop` run 20k-pod solves back to back on it
+ * stdin lines `solve-start [churn]` / `solve-stop` run 20k-pod solves back to back on it
  * (the interference test), answering `solving` / `stopped <solves>`.
  */
 import { createServer } from 'node:https';
@@ -63,27 +63,49 @@ function floorExtender(url: string, args: { NodeNames?: string[] | null; Nodes?:
   return names.map((Host) => ({ Host, Score: 0 }));
 }
 
-/** Back-to-back 20k-pod solves on a worker pool in this process, switched over stdin. */
+/**
+ * Back-to-back 20k-pod solves on a worker pool in this process, switched over stdin.
+ * `solve-start [N]` replaces N pending pods with new objects before each solve, as a
+ * cluster's churn would (new objects are encoded anew on the way to the worker; the
+ * rest are sent from their remembered encoding, ADR 0033).
+ */
 function solverControl(): void {
   const pool = new SolverPool().start();
-  const snapshot = benchSnapshot(20_000, 'mixed');
+  let snapshot = benchSnapshot(20_000, 'mixed');
   let running = false;
   let solves = 0;
+  let churn = 0;
+  let replaced = 0;
+  let looping: Promise<void> = Promise.resolve();
   const loop = async () => {
     while (running) {
+      if (churn > 0) {
+        const pendingPods = snapshot.pendingPods.slice();
+        for (let k = 0; k < churn; k++, replaced++) {
+          const i = (replaced * 7919) % pendingPods.length;
+          pendingPods[i] = { ...pendingPods[i]! };
+        }
+        snapshot = { ...snapshot, pendingPods };
+      }
       await pool.solve(snapshot);
       solves++;
     }
   };
   createInterface({ input: process.stdin }).on('line', (line) => {
-    if (line === 'solve-start' && !running) {
+    const [verb, arg] = line.split(' ');
+    if (verb === 'solve-start' && !running) {
       running = true;
       solves = 0;
-      void loop();
+      churn = Number(arg ?? 0);
+      looping = loop();
       process.stdout.write('solving\n');
-    } else if (line === 'solve-stop') {
+    } else if (verb === 'solve-stop') {
+      // Answer once the solve in flight has finished, so what follows measures an idle pool.
       running = false;
-      process.stdout.write(`stopped ${solves}\n`);
+      looping.then(
+        () => process.stdout.write(`stopped ${solves}\n`),
+        (err: Error) => process.stdout.write(`failed ${err.message}\n`),
+      );
     }
   });
 }

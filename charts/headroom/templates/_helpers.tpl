@@ -154,6 +154,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 - --disruption=false
 {{- end }}
 - --solver-threads={{ .Values.controller.solverThreads }}
+- --solver-priority={{ .Values.controller.solverPriority }}
 {{- if or .Values.webhook.enabled .Values.extender.enabled }}
 - --webhook-address=0.0.0.0:{{ .Values.server.port }}
 - --tls-dir={{ .Values.tls.mountPath }}

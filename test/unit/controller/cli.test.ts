@@ -44,6 +44,7 @@ describe('headroom controller CLI', function () {
     [['--node-group-auto-discovery', 'aws:foo=bar'], /must start with "clusterapi:"/],
     [['--node-group-auto-discovery', 'clusterapi:namespace'], /is not key=value/],
     [['--solver-threads', 'many'], /--solver-threads/],
+    [['--solver-priority', 'realtime'], /--solver-priority must be one of idle, low, normal, got "realtime"/],
     [['--no-such-flag'], /Unknown option/],
   ];
   let results: ReturnType<typeof runCli>;

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { expect } from 'chai';
 import { ffd } from '../../../src/packing/ffd.js';
 import { SolverPool } from '../../../src/packing/solver-pool.js';
@@ -71,18 +73,43 @@ describe('SolverPool', () => {
     expect(a.unschedulable.map((u) => u.pod)).to.deep.equal(['default/huge']);
   });
 
-  it('runs its workers at a lower priority than the main thread (Linux nice is per thread)', async () => {
-    await pool.solve(snapshot({}));
-    const { readdirSync, readFileSync } = await import('node:fs');
-    const { getPriority } = await import('node:os');
-    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value; the comm
-    // field (2) may hold spaces, so count fields after its closing parenthesis.
-    const nice = readdirSync('/proc/self/task').map((tid) => {
+  /** Nice value (field 19) and scheduling policy (field 41) of each thread of this process. */
+  function threadSchedules(): { nice: number; policy: number }[] {
+    return readdirSync('/proc/self/task').map((tid) => {
+      // The comm field (2) may hold spaces: count fields after its closing parenthesis.
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return { nice: Number(fields[16]), policy: Number(fields[38]) };
     });
+  }
+  const SCHED_OTHER = 0;
+  const SCHED_IDLE = 5;
+
+  it('runs its workers under SCHED_IDLE by default, the main thread untouched', async () => {
+    await pool.solve(snapshot({}));
     expect(getPriority()).to.equal(0);
-    expect(nice.filter((n) => n === 10)).to.have.length(1);
+    const idle = threadSchedules().filter((t) => t.policy === SCHED_IDLE);
+    expect(idle).to.deep.equal([{ nice: 10, policy: SCHED_IDLE }]);
+  });
+
+  it('runs its workers at nice 10 with priority low', async () => {
+    const before = threadSchedules().filter((t) => t.nice === 10 && t.policy === SCHED_OTHER).length;
+    const low = new SolverPool().start(1, { priority: 'low' });
+    try {
+      await low.solve(snapshot({}));
+      expect(threadSchedules().filter((t) => t.nice === 10 && t.policy === SCHED_OTHER)).to.have.length(before + 1);
+    } finally {
+      await low.destroy();
+    }
+  });
+
+  it('reports a worker that cannot start instead of crashing the process', async () => {
+    const errors: string[] = [];
+    const broken = new SolverPool().start(1, { logError: (m) => errors.push(m) });
+    // A worker whose module fails to load: piscina emits 'error' outside any task.
+    (broken as unknown as { pool: { emit(e: string, err: Error): void } }).pool.emit('error', new Error('cannot load worker\nstack'));
+    await broken.destroy();
+    expect(errors).to.deep.equal(['solver worker failed: cannot load worker']);
   });
 
   it('rejects use before start', async () => {
@@ -90,20 +117,5 @@ describe('SolverPool', () => {
     let err: unknown;
     try { await idle.solve(snapshot({})); } catch (e) { err = e; }
     expect(String(err)).to.contain('not started');
-  });
-});
-
-describe('snapshot chunks', () => {
-  it('cut a snapshot into bounded messages and put it back together unchanged', async () => {
-    const { snapshotChunks, assembleSnapshot } = await import('../../../src/packing/snapshot-chunks.js');
-    const s = snapshot({
-      groups: [group('g')],
-      nodes: Array.from({ length: 5 }, (_, i) => node(`n${i}`, { bound: replicas(`b${i}`, 3, { cpu: '10m' }) })),
-      pendingPods: replicas('web', 25, { cpu: '10m' }),
-    });
-    const chunks = [...snapshotChunks(s, 10)];
-    for (const c of chunks) expect((c.nodes?.length ?? 0) + (c.pendingPods?.length ?? 0)).to.be.at.most(10);
-    expect(chunks.at(-1)!.last).to.equal(true);
-    expect(assembleSnapshot(structuredClone(chunks))).to.deep.equal(s);
   });
 });

@@ -1,0 +1,209 @@
+import { deserialize, serialize } from 'node:v8';
+import type { ClusterSnapshot, NodeGroup, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+
+/**
+ * How a snapshot crosses to a solver worker (ADR 0033). Snapshots are immutable and
+ * buildSnapshot hands out the same group and pod objects while they are unchanged,
+ * so each object is serialized (v8's structured-clone format) once, the first time
+ * it is sent, and remembered by identity with a numeric id. A transfer copies those
+ * bytes into a few transferred buffers: the main thread's cost for an unchanged
+ * object is a lookup and a memcpy instead of a fresh clone. The worker keeps the
+ * objects it has decoded by id and skips the bytes of any id it already holds.
+ */
+
+/** Which list of the snapshot a part's entries extend. */
+export type SnapshotSection = 'groups' | 'nodes' | 'pendingPods';
+
+/** One message of a snapshot in transfer. */
+export interface SnapshotPart {
+  /** First part only: the serialized rest of the snapshot (volumes, namespace labels, limits). */
+  head?: Uint8Array;
+  section?: SnapshotSection;
+  /** Object ids, one per entry. Nodes section: each node's shell, then its pods. */
+  ids?: Float64Array;
+  /** End offset in `bytes` of each entry's serialized object. */
+  ends?: Uint32Array;
+  bytes?: Uint8Array;
+  /** Nodes section: how many pod entries follow each node shell. */
+  podCounts?: Uint32Array;
+  last?: boolean;
+}
+
+export interface SnapshotPartLimits {
+  /** Entries per part. */
+  entries: number;
+  /** Objects serialized for the first time per part: a new object costs 10-20 µs to encode. */
+  fresh: number;
+}
+
+export const DEFAULT_PART_LIMITS: SnapshotPartLimits = { entries: 1000, fresh: 100 };
+
+interface EncodedObject {
+  id: number;
+  bytes: Uint8Array;
+}
+
+type SnapshotHead = Omit<ClusterSnapshot, 'groups' | 'nodes' | 'pendingPods'>;
+type NodeShell = Omit<SnapshotNode, 'pods'>;
+
+/**
+ * A snapshot's objects by identity -> id and serialized form. Weak, so dropping a
+ * snapshot drops its encodings. Ids only grow (2^53 is out of reach), so an id names
+ * one immutable object for the life of the process.
+ */
+export class SnapshotEncoder {
+  private readonly objects = new WeakMap<object, EncodedObject>();
+  private readonly shells = new WeakMap<SnapshotNode, EncodedObject>();
+  private nextId = 1;
+
+  /** Parts to post in order; each part's buffers may be transferred. */
+  *parts(s: ClusterSnapshot, limits: SnapshotPartLimits = DEFAULT_PART_LIMITS): Generator<SnapshotPart> {
+    const { groups, nodes, pendingPods, ...head } = s;
+    yield { head: serialize(head satisfies SnapshotHead) };
+    yield* this.section('groups', groups, limits);
+    yield* this.section('nodes', nodes, limits);
+    yield* this.section('pendingPods', pendingPods, limits);
+    yield { last: true };
+  }
+
+  private *section(section: SnapshotSection, items: readonly (NodeGroup | SnapshotNode | SchedulingPod)[], limits: SnapshotPartLimits): Generator<SnapshotPart> {
+    let batch: EncodedObject[] = [];
+    let podCounts: number[] = [];
+    let fresh = 0;
+    const add = (o: EncodedObject | undefined, build: () => EncodedObject) => {
+      if (!o) { o = build(); fresh++; }
+      batch.push(o);
+    };
+    for (const item of items) {
+      if (section === 'nodes') {
+        const node = item as SnapshotNode;
+        add(this.shells.get(node), () => this.remember(this.shells, node, shellOf(node)));
+        for (const p of node.pods) add(this.objects.get(p), () => this.remember(this.objects, p, p));
+        podCounts.push(node.pods.length);
+      } else {
+        add(this.objects.get(item), () => this.remember(this.objects, item, item));
+      }
+      // A node stays whole in one part, with all its pods.
+      if (batch.length >= limits.entries || fresh >= limits.fresh) {
+        yield pack(section, batch, podCounts);
+        batch = []; podCounts = []; fresh = 0;
+      }
+    }
+    if (batch.length) yield pack(section, batch, podCounts);
+  }
+
+  private remember<K extends object>(memo: WeakMap<K, EncodedObject>, key: K, value: unknown): EncodedObject {
+    const e = { id: this.nextId++, bytes: serialize(value) };
+    memo.set(key, e);
+    return e;
+  }
+}
+
+function shellOf(node: SnapshotNode): NodeShell {
+  const { pods: _pods, ...shell } = node;
+  return shell;
+}
+
+function pack(section: SnapshotSection, batch: EncodedObject[], podCounts: number[]): SnapshotPart {
+  let size = 0;
+  for (const e of batch) size += e.bytes.length;
+  // Its own ArrayBuffer (not Buffer's shared pool), so it can be transferred.
+  const bytes = new Uint8Array(size);
+  const ids = new Float64Array(batch.length);
+  const ends = new Uint32Array(batch.length);
+  let at = 0;
+  batch.forEach((e, i) => {
+    bytes.set(e.bytes, at);
+    at += e.bytes.length;
+    ids[i] = e.id;
+    ends[i] = at;
+  });
+  const part: SnapshotPart = { section, ids, ends, bytes };
+  if (section === 'nodes') part.podCounts = Uint32Array.from(podCounts);
+  return part;
+}
+
+/** The buffers of a part, to pass as postMessage's transfer list. */
+export function partTransferList(p: SnapshotPart): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const a of [p.head, p.ids, p.ends, p.bytes, p.podCounts]) if (a) out.push(a.buffer as ArrayBuffer);
+  return out;
+}
+
+/**
+ * The worker's side: objects decoded so far, by id. An object not used by any of the
+ * last `keepSolves` snapshots is dropped, so the cache holds about one snapshot.
+ */
+export class DecodedObjects {
+  private readonly byId = new Map<number, { value: unknown; used: number }>();
+  private generation = 0;
+
+  constructor(private readonly keepSolves = 3) {}
+
+  /** Starts a snapshot: what it uses is marked with a new generation. */
+  assembler(): SnapshotAssembler {
+    return new SnapshotAssembler(this, ++this.generation);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  /** @internal the assembler's lookup. */
+  take(id: number, generation: number, bytes: Uint8Array, start: number, end: number): unknown {
+    let e = this.byId.get(id);
+    if (!e) {
+      e = { value: deserialize(bytes.subarray(start, end)), used: generation };
+      this.byId.set(id, e);
+    } else if (e.used < generation) {
+      e.used = generation;
+    }
+    return e.value;
+  }
+
+  /** @internal drops what the recent snapshots did not use. */
+  sweep(generation: number): void {
+    const oldest = generation - this.keepSolves + 1;
+    for (const [id, e] of this.byId) if (e.used < oldest) this.byId.delete(id);
+  }
+}
+
+/** Puts one snapshot back together from its parts, in order. */
+export class SnapshotAssembler {
+  private head: SnapshotHead | undefined;
+  private readonly groups: NodeGroup[] = [];
+  private readonly nodes: SnapshotNode[] = [];
+  private readonly pendingPods: SchedulingPod[] = [];
+
+  constructor(private readonly cache: DecodedObjects, private readonly generation: number) {}
+
+  /** Adds a part; returns the snapshot after the last one. */
+  add(part: SnapshotPart): ClusterSnapshot | undefined {
+    if (part.head) this.head = deserialize(part.head) as SnapshotHead;
+    if (part.section && part.ids && part.ends && part.bytes) this.entries(part.section, part.ids, part.ends, part.bytes, part.podCounts);
+    if (!part.last) return undefined;
+    if (!this.head) throw new Error('snapshot transfer: no head part before the last part');
+    this.cache.sweep(this.generation);
+    return { ...this.head, groups: this.groups, nodes: this.nodes, pendingPods: this.pendingPods };
+  }
+
+  private entries(section: SnapshotSection, ids: Float64Array, ends: Uint32Array, bytes: Uint8Array, podCounts: Uint32Array | undefined): void {
+    let i = 0;
+    const next = () => {
+      const v = this.cache.take(ids[i]!, this.generation, bytes, i === 0 ? 0 : ends[i - 1]!, ends[i]!);
+      i++;
+      return v;
+    };
+    if (section === 'nodes') {
+      for (const count of podCounts ?? []) {
+        const shell = next() as NodeShell;
+        const pods: SchedulingPod[] = [];
+        for (let k = 0; k < count; k++) pods.push(next() as SchedulingPod);
+        this.nodes.push({ ...shell, pods });
+      }
+      return;
+    }
+    const list: unknown[] = section === 'groups' ? this.groups : this.pendingPods;
+    while (i < ids.length) list.push(next());
+  }
+}
