@@ -114,6 +114,24 @@ export function extenderState(n: number): ExtenderState {
   return state;
 }
 
+/**
+ * The ExtenderState for the kube-scheduler throughput test's kwok nodes (`kwok-<i>`,
+ * 32 cpu / 128 GiB / 110 pods): usage spread over 0-90% so prioritize gives varied,
+ * non-zero scores as on a busy cluster, and every 50th node being consolidated.
+ */
+export function kwokExtenderState(n: number): ExtenderState {
+  const state = new ExtenderState();
+  for (let i = 0; i < n; i++) {
+    const name = `kwok-${i}`;
+    state.setNode(name, {
+      allocatable: { cpu: 32_000, memory: 128 * 2 ** 30, pods: 110 },
+      requested: { cpu: (i * 613) % 28_800, memory: ((i * 389) % 115) * 2 ** 30, pods: i % 90 },
+    });
+    if (i % 50 === 49) state.markDisrupting(name, 'consolidating: underutilized');
+  }
+  return state;
+}
+
 export function extenderArgs(n: number, mode: 'names' | 'nodes'): Record<string, unknown> {
   const pod = (admissionReview(0).request as { object: Record<string, unknown> }).object;
   const podNamed = { ...pod, metadata: { ...(pod.metadata as object), name: 'checkout-7c9d8f6b5d-abcde', uid: 'pod-uid' } };

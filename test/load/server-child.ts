@@ -3,7 +3,9 @@
  * share its event loop: `node --import tsx test/load/server-child.ts <kind> [nodes]`.
  * kind: floor (bare node:https: parse the review, answer allowed), extender-floor
  * (bare node:https: parse ExtenderArgs, echo the candidates back / score them all 0)
- * or headroom (the real app: webhook + extender). Prints one JSON line {url, caPem} once listening.
+ * or headroom (the real app: webhook + extender; its state is `extenderState(nodes)`, or
+ * `kwokExtenderState(nodes)` with HEADROOM_LOAD_STATE=kwok). Prints one JSON line
+ * {url, caPem} once listening; the stdin line `cpu` answers the process's CPU seconds so far.
  * With HEADROOM_LOAD_SOLVER=1 the headroom server also starts a SolverPool; the
  * stdin lines `solve-start [churn]` / `solve-stop` run 20k-pod solves back to back on it
  * (the interference test), answering `solving` / `stopped <solves>`.
@@ -16,7 +18,7 @@ import { systemClock } from '../../src/provisioning/clock.js';
 import { startHeadroomServer } from '../../src/server/headroom-server.js';
 import { generateServingCert } from '../../src/server/serving-cert.js';
 import { benchSnapshot } from '../bench/workload.js';
-import { extenderState } from './fixtures.js';
+import { extenderState, kwokExtenderState } from './fixtures.js';
 
 const [kind = 'headroom', nodesArg = '0'] = process.argv.slice(2);
 const tls = generateServingCert({ service: 'headroom', namespace: 'headroom-system' });
@@ -37,7 +39,8 @@ async function main(): Promise<string> {
     const addr = server.address();
     return `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   }
-  const state = extenderState(Number(nodesArg));
+  // HEADROOM_LOAD_STATE=kwok: the scheduler throughput test's kwok nodes.
+  const state = (process.env.HEADROOM_LOAD_STATE === 'kwok' ? kwokExtenderState : extenderState)(Number(nodesArg));
   // A consumer like the batcher: drains the intake every 100 ms (so the heap holds what
   // it would in production). HEADROOM_LOAD_CONSUME=read also builds each record's
   // scheduling view, as a batcher that looks at every record would.
@@ -117,6 +120,11 @@ main().then(
     process.exit(1);
   },
 );
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line !== 'cpu') return;
+  const { user, system } = process.cpuUsage();
+  process.stdout.write(`${(user + system) / 1e6}\n`);
+});
 // The parent closes our stdin when it is done (or dies): exit then, never linger.
 process.stdin.resume();
 process.stdin.on('end', () => process.exit(0));
