@@ -30,6 +30,9 @@ const decoded = new DecodedObjects();
 function receive(port: MessagePort): Promise<ClusterSnapshot> {
   const assembler = decoded.assembler();
   return new Promise((resolve, reject) => {
+    // The main thread closes its end when it gives up mid-transfer (after a completed
+    // snapshot this rejection is a no-op).
+    port.on('close', () => reject(new Error('snapshot transfer aborted by the main thread')));
     port.on('message', (part: SnapshotPart) => {
       try {
         const snapshot = assembler.add(part);

@@ -72,9 +72,16 @@ export class SolverPool {
     // A worker failure while parts are still going out is reported by `await result` below, not as unhandled.
     result.catch(() => {});
     port1.unref();
-    for (const part of this.encoder.parts(snapshot)) {
-      port1.postMessage(part, partTransferList(part));
-      await nextTurn();
+    try {
+      for (const part of this.encoder.parts(snapshot)) {
+        port1.postMessage(part, partTransferList(part));
+        await nextTurn();
+      }
+    } catch (err) {
+      // An object that cannot be serialized: closing the port ends the worker's task
+      // too, so the worker is free for the next solve.
+      port1.close();
+      throw err;
     }
     return assemblePlan(await result, () => nextTurn());
   }

@@ -112,6 +112,16 @@ describe('SolverPool', () => {
     expect(errors).to.deep.equal(['solver worker failed: cannot load worker']);
   });
 
+  it('fails a solve whose snapshot cannot be serialized, and keeps its worker for the next one', async () => {
+    const s = snapshot({ groups: [group('g', { cpu: '2' })], pendingPods: replicas('web', 3, { cpu: '1' }) });
+    const bad = { ...s, pendingPods: [...s.pendingPods, { ...s.pendingPods[0]!, key: 'default/bad', labels: { toString: () => 'x' } as unknown as Record<string, string> }] };
+    let err: unknown;
+    try { await pool.solve(bad); } catch (e) { err = e; }
+    expect(String(err)).to.match(/could not be cloned/);
+    // One worker: a task left waiting for the rest of that snapshot would block this one.
+    expect(await pool.solve(s)).to.deep.equal(solve(s));
+  });
+
   it('rejects use before start', async () => {
     const idle = new SolverPool();
     let err: unknown;
