@@ -20,7 +20,7 @@ import { fmt, median, startChild, type ChildServer } from './load-kit.js';
  * 50 QPS does not cap them all at the same figure.
  */
 const NODES = Number(process.env.HEADROOM_SCHED_NODES ?? 1000);
-const PODS = Number(process.env.HEADROOM_SCHED_PODS ?? 400);
+const PODS = Number(process.env.HEADROOM_SCHED_PODS ?? 800);
 const ROUNDS = Number(process.env.HEADROOM_SCHED_ROUNDS ?? 3);
 type Kind = 'plain' | 'headroom' | 'floor';
 const NS = 'default';
