@@ -5,7 +5,7 @@ import { type PlanParts, planParts } from '../src/packing/plan-transfer.js';
 import { DecodedObjects, type SnapshotPart } from '../src/packing/snapshot-transfer.js';
 import { type SolveOptions, solve } from '../src/packing/solve.js';
 import type { SolverWorkerData } from '../src/packing/solver-pool.js';
-import { lowerThreadPriority } from '../src/packing/thread-priority.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
 /**
  * What the main thread posts to a solver worker: the snapshot comes in parts over

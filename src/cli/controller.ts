@@ -1,8 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { DiscoverySpecError, discoverySpecs } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
-import { SolverPool } from '../packing/solver-pool.js';
-import { SOLVER_PRIORITIES, type SolverPriority } from '../packing/thread-priority.js';
+import { SOLVER_PRIORITIES, SolverPool, type SolverPriority } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
 import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';

@@ -6,7 +6,6 @@ import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Plan } from './plan.js';
 import { type PlanParts, assemblePlan } from './plan-transfer.js';
 import { SnapshotEncoder, partTransferList } from './snapshot-transfer.js';
-import type { SolverPriority } from './thread-priority.js';
 import type { SolveOptions } from './solve-options.js';
 
 /**
@@ -18,6 +17,20 @@ export function solverWorkerUrl(): string {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   return new URL(`../../workers/solve.${ext}`, import.meta.url).href;
 }
+
+/**
+ * How much CPU a solver worker thread yields to the main thread, which serves the
+ * webhook and the extender (ADR 0034):
+ * - `idle`: Linux SCHED_IDLE. A waking main thread preempts the solver at once. Nice
+ *   alone does not do that: under EEVDF a nice-19 solver still runs out its slice
+ *   first, which moved webhook p90 by 2.6 ms during 20k-pod solves here (SCHED_IDLE: 1 ms).
+ * - `low`: nice 10 (per thread on Linux). The fallback where SCHED_IDLE cannot be set.
+ * - `normal`: no change, for a process whose main thread may keep a core busy and must
+ *   not starve the solver.
+ * The worker applies it itself (workers/thread-priority.ts).
+ */
+export const SOLVER_PRIORITIES = ['idle', 'low', 'normal'] as const;
+export type SolverPriority = (typeof SOLVER_PRIORITIES)[number];
 
 /** What every worker is started with (piscina's workerData). */
 export interface SolverWorkerData {

@@ -1,19 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import type { SolverPriority } from '../src/packing/solver-pool.js';
 
-/**
- * How much CPU a solver worker thread yields to the main thread, which serves the
- * webhook and the extender (ADR 0034):
- * - `idle`: Linux SCHED_IDLE. A waking main thread preempts the solver at once. Nice
- *   alone does not do that: under EEVDF a nice-19 solver still runs out its slice
- *   first, which moved webhook p90 by 2.6 ms during 20k-pod solves here (SCHED_IDLE: 1 ms).
- * - `low`: nice 10 (per thread on Linux). The fallback where SCHED_IDLE cannot be set.
- * - `normal`: no change, for a process whose main thread may keep a core busy and must
- *   not starve the solver.
- */
-export const SOLVER_PRIORITIES = ['idle', 'low', 'normal'] as const;
-export type SolverPriority = (typeof SOLVER_PRIORITIES)[number];
+// Lowers a solver worker thread to the SolverPriority it was started with (ADR 0034).
+// This is the worker's OS edge (a program run, a /proc read), so it lives with the
+// worker entry and not in src/packing.
 
 export const LOW_NICE = 10;
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LOW_NICE, type ThreadSystem, lowerThreadPriority } from '../../../src/packing/thread-priority.js';
+import { LOW_NICE, type ThreadSystem, lowerThreadPriority } from '../../../workers/thread-priority.js';
 
 /** A recording stand-in for the system calls (the real ones are exercised through SolverPool). */
 function fakeSystem(o: { reniceFails?: boolean; chrtFails?: NodeJS.ErrnoException } = {}): ThreadSystem & { calls: string[] } {
