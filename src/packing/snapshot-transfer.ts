@@ -69,31 +69,31 @@ export class SnapshotEncoder {
   private *section(section: SnapshotSection, items: readonly (NodeGroup | SnapshotNode | SchedulingPod)[], limits: SnapshotPartLimits): Generator<SnapshotPart> {
     let batch: EncodedObject[] = [];
     let podCounts: number[] = [];
-    let fresh = 0;
-    const add = (o: EncodedObject | undefined, build: () => EncodedObject) => {
-      if (!o) { o = build(); fresh++; }
-      batch.push(o);
-    };
+    let firstId = this.nextId;
     for (const item of items) {
       if (section === 'nodes') {
         const node = item as SnapshotNode;
-        add(this.shells.get(node), () => this.remember(this.shells, node, shellOf(node)));
-        for (const p of node.pods) add(this.objects.get(p), () => this.remember(this.objects, p, p));
+        batch.push(this.encoded(this.shells, node, shellOf));
+        for (const p of node.pods) batch.push(this.encoded(this.objects, p));
         podCounts.push(node.pods.length);
       } else {
-        add(this.objects.get(item), () => this.remember(this.objects, item, item));
+        batch.push(this.encoded(this.objects, item));
       }
-      // A node stays whole in one part, with all its pods.
-      if (batch.length >= limits.entries || fresh >= limits.fresh) {
+      // A node stays whole in one part, with all its pods. Ids handed out since the
+      // part began count the objects serialized for the first time.
+      if (batch.length >= limits.entries || this.nextId - firstId >= limits.fresh) {
         yield pack(section, batch, podCounts);
-        batch = []; podCounts = []; fresh = 0;
+        batch = []; podCounts = []; firstId = this.nextId;
       }
     }
     if (batch.length) yield pack(section, batch, podCounts);
   }
 
-  private remember<K extends object>(memo: WeakMap<K, EncodedObject>, key: K, value: unknown): EncodedObject {
-    const e = { id: this.nextId++, bytes: serialize(value) };
+  /** `key`'s remembered encoding, else `view(key)` serialized now under a new id. */
+  private encoded<K extends object>(memo: WeakMap<K, EncodedObject>, key: K, view: (k: K) => unknown = (k) => k): EncodedObject {
+    const hit = memo.get(key);
+    if (hit) return hit;
+    const e = { id: this.nextId++, bytes: serialize(view(key)) };
     memo.set(key, e);
     return e;
   }
