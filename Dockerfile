@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1
-# Headroom controller image: build with the full Node 20 toolchain, run on distroless.
+# Headroom controller image: build with the full Node 24 toolchain, run on distroless.
 #
 #   docker build -t headroom:dev .
 #   docker run --rm --read-only --tmpfs /tmp headroom:dev --help
 #
-# Pin the bases by digest in release builds: --build-arg BUILD_IMAGE=node:20-bookworm@sha256:...
+# Pin the bases by digest in release builds: --build-arg BUILD_IMAGE=node:24-bookworm@sha256:...
 
-ARG BUILD_IMAGE=node:20-bookworm
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+ARG BUILD_IMAGE=node:24-bookworm
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
 
 FROM ${BUILD_IMAGE} AS build
 WORKDIR /app

@@ -87,8 +87,8 @@ describe('Dockerfile', () => {
   });
 
   describe('build stage', () => {
-    it('is Node 20 and runs npm ci, npm run build, npm prune --omit=dev in that order', () => {
-      expect(build().base).to.match(/^node:20([.-]|$)/);
+    it('is Node 24 and runs npm ci, npm run build, npm prune --omit=dev in that order', () => {
+      expect(build().base).to.match(/^node:24([.-]|$)/);
       const runs = build().instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' && ');
       const at = (re: RegExp) => runs.search(re);
       expect(at(/\bnpm ci\b/)).to.be.greaterThan(-1);
@@ -98,8 +98,8 @@ describe('Dockerfile', () => {
   });
 
   describe('runtime stage', () => {
-    it('is a slim or distroless Node 20 image', () => {
-      expect(runtime().base).to.match(/^(gcr\.io\/distroless\/nodejs20-debian1\d(:[a-z0-9-]+)?|node:20[.0-9]*-(bookworm|bullseye|trixie)-slim)(@sha256:[a-f0-9]{64})?$/);
+    it('is a slim or distroless Node 24 image', () => {
+      expect(runtime().base).to.match(/^(gcr\.io\/distroless\/nodejs24-debian1\d(:[a-z0-9-]+)?|node:24[.0-9]*-(bookworm|bullseye|trixie)-slim)(@sha256:[a-f0-9]{64})?$/);
     });
 
     it('runs as a numeric non-root user (65532), set after everything else', () => {
