@@ -1,0 +1,175 @@
+import { DAY_MS, METHODS, type Method, SLOT_MS, STEP_MS, WEEK_MS, type WorkloadModel } from './model.js';
+
+/**
+ * Forecasting one workload's pod count over a horizon, from its model alone.
+ * Pure and deterministic. Each forecaster gives the expected MAXIMUM count over
+ * (now, now + horizon] (capacity must cover the peak of the window):
+ * - naive: the count stays where it is;
+ * - trend: the median of the least-squares slopes of four consecutive five-minute
+ *   windows. A real rise shows in every window; a one-off step or jitter shows in
+ *   one at most, so the median ignores it (a robust regression in the spirit of
+ *   Siegel's repeated median);
+ * - daily / weekly: the current count plus the profile's rise from now to the
+ *   window's peak, once a full period has been seen. Anchoring on the current
+ *   count keeps the shape when the level differs from past periods.
+ * The forecaster is chosen per workload by its mean absolute error at the
+ * scoring horizon, weighted towards the last day (model.scores); its recent
+ * errors (model.errors) give the margin to the requested quantile (an empirical,
+ * conformal-style interval). The noise model compares the point rise with the
+ * robust spread of step-to-step changes: a rise inside that band is jitter.
+ */
+
+export type ForecastMethod = Method | 'schedule' | 'hpa';
+
+export interface Forecast {
+  /** Pods now. */
+  current: number;
+  /** Expected maximum over the horizon, and the same at the requested quantile. */
+  point: number;
+  upper: number;
+  method: ForecastMethod;
+  /** The rise is beyond the noise band: a real rise, not jitter. */
+  significant: boolean;
+  /** Jitter band of the count (pods): rises smaller than this are not acted on. */
+  noise: number;
+}
+
+const TREND_WINDOWS = 4;
+const TREND_WINDOW_STEPS = 5;
+const NOISE_STEPS = 60;
+/** Errors a method needs before it can be chosen or its quantile trusted. */
+export const MIN_SCORED = 10;
+/** How many robust standard deviations of step changes a rise must exceed. */
+const NOISE_Z = 2;
+
+/** The step maxima up to now, the step being filled last. */
+function series(m: WorkloadModel): number[] {
+  return [...m.recent, m.stepMax];
+}
+
+function median(xs: number[]): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Empirical quantile (linear interpolation between order statistics). */
+export function quantileOf(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = Math.min(Math.max(q, 0), 1) * (s.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.min(lo + 1, s.length - 1);
+  return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo);
+}
+
+function slope(ys: number[]): number {
+  const n = ys.length;
+  const mx = (n - 1) / 2;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  ys.forEach((y, i) => {
+    num += (i - mx) * (y - my);
+    den += (i - mx) ** 2;
+  });
+  return den === 0 ? 0 : num / den;
+}
+
+/** Pods per step, robust to steps and jitter; undefined until twenty steps are seen. */
+export function trendSlope(m: WorkloadModel): number | undefined {
+  const s = series(m);
+  const need = TREND_WINDOWS * TREND_WINDOW_STEPS;
+  if (s.length < need) return undefined;
+  const tail = s.slice(-need);
+  const slopes: number[] = [];
+  for (let w = 0; w < TREND_WINDOWS; w++) slopes.push(slope(tail.slice(w * TREND_WINDOW_STEPS, (w + 1) * TREND_WINDOW_STEPS)));
+  return median(slopes);
+}
+
+/** Robust spread (pods) of step-to-step changes around their median: the jitter. */
+export function noiseBand(m: WorkloadModel): number {
+  const s = series(m).slice(-(NOISE_STEPS + 1));
+  const d: number[] = [];
+  for (let i = 1; i < s.length; i++) d.push(s[i]! - s[i - 1]!);
+  const med = median(d);
+  const mad = median(d.map((x) => Math.abs(x - med)));
+  return Math.max(1, NOISE_Z * 1.4826 * mad);
+}
+
+/** Profile value at time t, linear between slot centres; undefined where a slot was never seen. */
+function profileAt(profile: readonly (number | null)[], period: number, t: number): number | undefined {
+  const n = profile.length;
+  const pos = ((((t % period) + period) % period) - SLOT_MS / 2) / SLOT_MS;
+  const k0 = Math.floor(pos);
+  const frac = pos - k0;
+  const a = profile[((k0 % n) + n) % n];
+  const b = profile[(((k0 + 1) % n) + n) % n];
+  if (a === null || a === undefined || b === null || b === undefined) return undefined;
+  return a + (b - a) * frac;
+}
+
+function seasonalPoint(m: WorkloadModel, profile: readonly (number | null)[], period: number, now: number, horizonMs: number): number | null {
+  if (now - m.since < period) return null;
+  const base = profileAt(profile, period, now);
+  if (base === undefined) return null;
+  let peak = base;
+  const end = now + horizonMs;
+  // The profile is piecewise linear: its maximum over the window is at an end or a slot centre.
+  const firstCentre = Math.ceil((now - SLOT_MS / 2) / SLOT_MS) * SLOT_MS + SLOT_MS / 2;
+  for (const t of [end, ...centres(firstCentre, end)]) {
+    const v = profileAt(profile, period, t);
+    if (v === undefined) return null;
+    peak = Math.max(peak, v);
+  }
+  return m.last + Math.max(0, peak - base);
+}
+
+function centres(from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let t = from; t <= to; t += SLOT_MS) out.push(t);
+  return out;
+}
+
+/** Each method's point forecast of the window maximum (METHODS order; null: not available yet). */
+export function methodPoints(m: WorkloadModel, now: number, horizonMs: number): (number | null)[] {
+  return METHODS.map((method) => {
+    switch (method) {
+      case 'naive': return m.last;
+      case 'trend': {
+        const s = trendSlope(m);
+        return s === undefined ? null : m.last + Math.max(0, (s * horizonMs) / STEP_MS);
+      }
+      case 'daily': return seasonalPoint(m, m.daily, DAY_MS, now, horizonMs);
+      case 'weekly': return seasonalPoint(m, m.weekly, WEEK_MS, now, horizonMs);
+    }
+  });
+}
+
+/**
+ * The workload's demand over (now, now + horizon]: the chosen method's point
+ * forecast and its value at `quantile` (0 < quantile < 1).
+ */
+export function forecast(m: WorkloadModel, now: number, horizonMs: number, quantile: number): Forecast {
+  const points = methodPoints(m, now, horizonMs);
+  const noise = noiseBand(m);
+  let best = 0; // naive
+  let bestScore = Infinity;
+  METHODS.forEach((_, k) => {
+    const sc = m.scores[k];
+    if (points[k] === null || !sc || sc.n < MIN_SCORED) return;
+    const score = sc.mae;
+    if (score < bestScore) {
+      best = k;
+      bestScore = score;
+    }
+  });
+  const point = points[best]!;
+  const errs = m.errors[best] ?? [];
+  const margin = errs.length >= MIN_SCORED ? Math.max(0, quantileOf(errs, quantile)) : noise;
+  return {
+    current: m.last, point, upper: Math.max(point, point + margin), method: METHODS[best]!,
+    significant: point - m.last > noise, noise,
+  };
+}

@@ -1,0 +1,220 @@
+import type { SchedulingPod } from '../cluster/snapshot.js';
+import { type BootSample, bootHorizonMs, observeBoot } from './boot-horizon.js';
+import { type Forecast, forecast, methodPoints } from './forecast.js';
+import { observeCount } from './model.js';
+import { DEFAULT_BOOT_HORIZON_MS } from './settings.js';
+import type { CronJobSignal, HpaSignal, WorkloadSignal } from './signals.js';
+import { type HysteresisEntry, type PredictionState, boundState } from './state.js';
+import { type PredictionPool, predictedPods, unitOf } from './virtual-pods.js';
+
+/**
+ * One prediction pass, pure: fold the observations into the state, forecast each
+ * workload over its pool's node-boot horizon, and turn the excess into predicted
+ * pods under the pool's settings and the hysteresis.
+ */
+
+export interface Observation {
+  at: number;
+  /** Every workload with pods now; a known workload missing here has none. */
+  workloads: readonly Pick<WorkloadSignal, 'key' | 'count'>[];
+  /** Boot durations seen (duplicates are ignored). */
+  boots?: readonly BootSample[];
+  /** Horizon the forecasters are scored at; default 4 min. */
+  horizonMs?: number;
+}
+
+/** Folds one observation into the state (pure; the input state is not changed). */
+export function observe(state: PredictionState, obs: Observation): PredictionState {
+  const horizonMs = obs.horizonMs ?? 4 * 60_000;
+  const workloads = { ...state.workloads };
+  const seen = new Set<string>();
+  for (const w of obs.workloads) {
+    seen.add(w.key);
+    workloads[w.key] = observeCount(workloads[w.key], obs.at, w.count, horizonMs, methodPoints);
+  }
+  for (const [key, m] of Object.entries(workloads)) if (!seen.has(key)) workloads[key] = observeCount(m, obs.at, 0, horizonMs, methodPoints);
+  let boot = state.boot;
+  if (obs.boots?.length) {
+    boot = { ...boot };
+    for (const b of obs.boots) boot[b.groupId] = observeBoot(boot[b.groupId], b.machine, b.ms);
+  }
+  return boundState({ ...state, workloads, boot });
+}
+
+/** A workload's forecast from the state, or undefined when it was never observed. */
+export function forecastWorkload(state: PredictionState, key: string, now: number, horizonMs: number, quantile: number): Forecast | undefined {
+  const m = state.workloads[key];
+  return m ? forecast(m, now, horizonMs, quantile) : undefined;
+}
+
+export interface PredictionInput {
+  now: number;
+  workloads: readonly WorkloadSignal[];
+  cronJobs?: readonly CronJobSignal[];
+  hpas?: readonly HpaSignal[];
+  boots?: readonly BootSample[];
+  /** NodePools and their groups; a workload uses the first enabled pool with a group it fits. */
+  pools: readonly PredictionPool[];
+  /** Boot horizon of a group with too few observed boots. Default 3 min. */
+  defaultBootHorizonMs?: number;
+  /** Provisioning latency on top of the boot horizon (batching, resync). Default 60 s. */
+  leadMs?: number;
+  /** How long a rise must last before capacity is held for it (not for known schedules or HPAs). Default 30 s. */
+  sustainMs?: number;
+  /** A pool acts only when its sustained excess is at least this many node-equivalents. Default 1. */
+  minNodeEquivalents?: number;
+}
+
+export type DecisionReason =
+  | 'predicted' | 'not-rising' | 'sustaining' | 'below-one-node' | 'capped' | 'opted-out' | 'no-pool' | 'no-template';
+
+export interface PredictionDecision {
+  key: string;
+  pool?: string;
+  forecast: Forecast;
+  horizonMs: number;
+  /** Pods wanted beyond current demand at the quantile. */
+  excess: number;
+  /** Predicted pods created, and their node-equivalents and cost per hour. */
+  pods: number;
+  nodes: number;
+  costPerHour: number;
+  reason: DecisionReason;
+}
+
+export interface PredictionOutput {
+  state: PredictionState;
+  pods: SchedulingPod[];
+  decisions: PredictionDecision[];
+}
+
+/** A known run this long overdue (missed, or the controller is behind) is no longer expected. */
+const STALE_RUN_MS = 10 * 60_000;
+
+function scheduleForecast(c: CronJobSignal, now: number, horizonMs: number): Forecast {
+  const due = c.nextRun !== undefined && c.nextRun <= now + horizonMs && c.nextRun >= now - STALE_RUN_MS;
+  const pods = due ? c.pods : 0;
+  return { current: 0, point: pods, upper: pods, method: 'schedule', significant: pods > 0, noise: 0 };
+}
+
+interface Candidate {
+  key: string;
+  pool?: PredictionPool;
+  unit?: { share: number; price: number };
+  template?: SchedulingPod;
+  forecast: Forecast;
+  horizonMs: number;
+  excess: number;
+  certain: boolean;
+  optOut: boolean;
+}
+
+/** One pass: observe, forecast, act. Deterministic for the same state and input. */
+export function evaluatePrediction(state: PredictionState, input: PredictionInput): PredictionOutput {
+  const { now } = input;
+  const lead = input.leadMs ?? 60_000;
+  const sustainMs = input.sustainMs ?? 30_000;
+  const minNodes = input.minNodeEquivalents ?? 1;
+  const fallback = input.defaultBootHorizonMs ?? DEFAULT_BOOT_HORIZON_MS;
+
+  // Boot samples first: they set the horizon the workloads are scored at.
+  let s = state;
+  if (input.boots?.length) s = observe(s, { at: now, workloads: Object.entries(s.workloads).map(([key, m]) => ({ key, count: m.last })), boots: input.boots });
+  const poolHorizon = new Map<string, number>();
+  for (const p of input.pools) {
+    const boots = p.groups.map((g) => bootHorizonMs(s.boot[g.id], fallback));
+    poolHorizon.set(p.name, (boots.length ? Math.max(...boots) : fallback) + lead);
+  }
+  const maxHorizon = Math.max(fallback + lead, ...poolHorizon.values());
+  s = observe(s, { at: now, workloads: input.workloads, horizonMs: maxHorizon });
+
+  const poolFor = (tpl: SchedulingPod | undefined) => {
+    if (!tpl) return undefined;
+    for (const p of input.pools) {
+      if (!p.settings.enabled) continue;
+      const u = unitOf(tpl, p);
+      if (u) return { pool: p, unit: { share: u.share, price: u.group.pricePerHour } };
+    }
+    return undefined;
+  };
+
+  const candidates: Candidate[] = [];
+  const hpaByKey = new Map((input.hpas ?? []).map((h) => [h.key, h]));
+  for (const w of input.workloads) {
+    if (w.key.startsWith('CronJob/')) continue; // known schedules below
+    const pu = poolFor(w.template);
+    const horizonMs = pu ? poolHorizon.get(pu.pool.name)! : maxHorizon;
+    let f = forecast(s.workloads[w.key]!, now, horizonMs, pu?.pool.settings.quantile ?? 0.9);
+    const hpa = hpaByKey.get(w.key);
+    let certain = false;
+    if (hpa && hpa.desired > f.point) {
+      f = { ...f, point: hpa.desired, upper: Math.max(f.upper, hpa.desired), method: 'hpa', significant: true };
+      certain = true;
+    }
+    candidates.push({
+      key: w.key, ...pu, ...(w.template ? { template: w.template } : {}), forecast: f, horizonMs,
+      excess: Math.max(0, Math.ceil(f.upper - w.count - 1e-9)), certain, optOut: w.optOut,
+    });
+  }
+  for (const c of input.cronJobs ?? []) {
+    const pu = poolFor(c.template);
+    const horizonMs = pu ? poolHorizon.get(pu.pool.name)! : maxHorizon;
+    const f = scheduleForecast(c, now, horizonMs);
+    candidates.push({ key: c.key, ...pu, ...(c.template ? { template: c.template } : {}), forecast: f, horizonMs, excess: f.upper, certain: true, optOut: c.optOut });
+  }
+  candidates.sort((a, b) => Number(b.certain) - Number(a.certain) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  // Hysteresis: rising (a real rise with excess) for sustainMs, then engaged until quiet for sustainMs.
+  const hysteresis: Record<string, HysteresisEntry> = {};
+  const decisions: PredictionDecision[] = [];
+  const wanted: Candidate[] = [];
+  const decide = (c: Candidate, reason: DecisionReason, pods = 0, nodes = 0, costPerHour = 0) => {
+    decisions.push({ key: c.key, ...(c.pool ? { pool: c.pool.name } : {}), forecast: c.forecast, horizonMs: c.horizonMs, excess: c.excess, pods, nodes, costPerHour, reason });
+  };
+  for (const c of candidates) {
+    const prev = s.hysteresis[c.key];
+    const rising = c.forecast.significant && c.excess > 0;
+    if (!rising) {
+      if (prev?.engaged) {
+        const quietSince = prev.quietSince ?? now;
+        if (now - quietSince < sustainMs) hysteresis[c.key] = { ...prev, quietSince };
+      }
+      decide(c, 'not-rising');
+      continue;
+    }
+    const entry: HysteresisEntry = { risingSince: prev?.risingSince ?? now, engaged: prev?.engaged ?? false };
+    hysteresis[c.key] = entry;
+    if (c.optOut) decide(c, 'opted-out');
+    else if (!c.template) decide(c, 'no-template');
+    else if (!c.pool || !c.unit) decide(c, 'no-pool');
+    else if (!entry.engaged && !c.certain && now - entry.risingSince < sustainMs) decide(c, 'sustaining');
+    else wanted.push(c);
+  }
+
+  // Per pool: act only on at least one node-equivalent, then within maxPredictedNodes / maxExtraCostPerHour.
+  const pods: SchedulingPod[] = [];
+  for (const pool of input.pools) {
+    const mine = wanted.filter((c) => c.pool === pool);
+    if (mine.length === 0) continue;
+    const total = mine.reduce((a, c) => a + c.excess * c.unit!.share, 0);
+    const anyEngaged = mine.some((c) => s.hysteresis[c.key]?.engaged);
+    if (total < minNodes && !anyEngaged) {
+      for (const c of mine) decide(c, 'below-one-node');
+      continue;
+    }
+    let nodesLeft = pool.settings.maxPredictedNodes ?? Infinity;
+    let costLeft = pool.settings.maxExtraCostPerHour ?? Infinity;
+    for (const c of mine) {
+      const { share, price } = c.unit!;
+      const byNodes = share > 0 ? Math.floor(nodesLeft / share + 1e-9) : c.excess;
+      const byCost = share * price > 0 ? Math.floor(costLeft / (share * price) + 1e-9) : c.excess;
+      const n = Math.max(0, Math.min(c.excess, byNodes, byCost));
+      nodesLeft -= n * share;
+      costLeft -= n * share * price;
+      hysteresis[c.key] = { ...hysteresis[c.key]!, engaged: true };
+      pods.push(...predictedPods(c.key, c.template!, n));
+      decide(c, n < c.excess ? 'capped' : 'predicted', n, n * share, n * share * price);
+    }
+  }
+  return { state: { ...s, hysteresis }, pods, decisions };
+}

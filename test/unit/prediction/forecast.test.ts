@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import { forecast, methodPoints, noiseBand, trendSlope } from '../../../src/prediction/forecast.js';
+import { DAY_MS, STEP_MS, type WorkloadModel, observeCount } from '../../../src/prediction/model.js';
+import { Random } from '../../../src/sim/random.js';
+
+const T0 = Date.UTC(2024, 0, 1);
+const H = 4 * 60_000;
+
+/** Feeds count(t) every 30 s from T0 for `minutes`. */
+function feed(count: (t: number) => number, minutes: number, start = T0): WorkloadModel {
+  let m: WorkloadModel | undefined;
+  for (let t = start; t < start + minutes * STEP_MS; t += 30_000) m = observeCount(m, t, count(t - start), H, methodPoints);
+  return m!;
+}
+
+describe('prediction/forecast', () => {
+  it('follows a linear rise: the trend forecaster wins and forecasts ahead of it', () => {
+    const m = feed((t) => 50 + (5 * t) / STEP_MS, 90); // 5 pods per minute
+    expect(trendSlope(m)).to.be.closeTo(5, 0.5);
+    const f = forecast(m, m.lastAt, H, 0.9);
+    expect(f.method).to.equal('trend');
+    expect(f.significant).to.equal(true);
+    expect(f.point - f.current).to.be.closeTo(20, 3);
+    expect(f.upper).to.be.at.least(f.point);
+  });
+
+  it('does not chase jitter: normal noise around a flat level is not a rise', () => {
+    const rng = Random.stream(7, 'noise');
+    const m = feed(() => Math.round(300 + rng.normal(0, 8)), 180);
+    const f = forecast(m, m.lastAt, H, 0.9);
+    expect(noiseBand(m)).to.be.greaterThan(5);
+    expect(f.significant).to.equal(false);
+  });
+
+  it('ignores a one-off step (flash crowd): no trend after it', () => {
+    const m = feed((t) => (t < 60 * STEP_MS ? 100 : 900), 70);
+    const slope = trendSlope(m)!;
+    expect(Math.abs(slope)).to.be.lessThan(1);
+    expect(forecast(m, m.lastAt, H, 0.9).significant).to.equal(false);
+  });
+
+  it('learns a daily shape once a day has been seen, and forecasts the morning rise from it', () => {
+    // Flat at 100 except a daily step up to 400 at 09:00 for two hours: no trend precedes it.
+    const shape = (t: number) => {
+      const h = (t % DAY_MS) / 3_600_000;
+      return h >= 9 && h < 11 ? 400 : 100;
+    };
+    const m = feed(shape, 2 * 24 * 60 + 8 * 60 + 57); // two days, then 08:57 on day three
+    const f = forecast(m, m.lastAt, H, 0.9);
+    expect(f.current).to.equal(100);
+    expect(f.method).to.equal('daily');
+    expect(f.point).to.be.greaterThan(200);
+    expect(f.significant).to.equal(true);
+  });
+
+  it('is deterministic and leaves the input model unchanged', () => {
+    const m = feed((t) => 10 + t / STEP_MS, 40);
+    const copy = JSON.stringify(m);
+    const a = forecast(m, m.lastAt, H, 0.9);
+    observeCount(m, m.lastAt + 5 * STEP_MS, 999, H, methodPoints);
+    expect(JSON.stringify(m)).to.equal(copy);
+    expect(forecast(m, m.lastAt, H, 0.9)).to.deep.equal(a);
+  });
+});

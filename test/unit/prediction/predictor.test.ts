@@ -1,0 +1,108 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import type { CronJobSignal, WorkloadSignal } from '../../../src/prediction/signals.js';
+import { type PredictionInput, evaluatePrediction } from '../../../src/prediction/predictor.js';
+import { type PredictionPool, PREDICTED_POD_PRIORITY } from '../../../src/prediction/virtual-pods.js';
+import { type PredictionState, emptyPredictionState } from '../../../src/prediction/state.js';
+import { toSchedulingPod } from '../../../src/scheduling/pod-demand.js';
+
+const T0 = Date.UTC(2024, 0, 1);
+const MIN = 60_000;
+
+const pod = (cpu: string, name = 'web-abc-1'): V1Pod => ({
+  apiVersion: 'v1', kind: 'Pod',
+  metadata: { name, namespace: 'default', labels: { app: 'web', 'pod-template-hash': 'abc' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-abc', uid: 'u', controller: true }] },
+  spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i', resources: { requests: { cpu, memory: '1Gi' } } }] },
+});
+
+const pool = (settings: Partial<PredictionPool['settings']> = {}): PredictionPool => ({
+  name: 'default',
+  settings: { enabled: true, quantile: 0.9, ...settings },
+  groups: [{ id: 'MachineDeployment/default/small', allocatable: { cpu: 2000, memory: 8 * 2 ** 30, pods: 110 }, pricePerHour: 0.1, labels: {}, taints: [] }],
+});
+
+/** Runs passes every 15 s with count(t) pods of 500m; returns the last output. */
+function run(count: (minute: number) => number, minutes: number, extra: Partial<PredictionInput> = {}, state: PredictionState = emptyPredictionState()) {
+  const template = toSchedulingPod(pod('500m'));
+  let s = state;
+  let out;
+  for (let t = T0; t <= T0 + minutes * MIN; t += 15_000) {
+    const w: WorkloadSignal = { key: 'Deployment/default/web', count: count((t - T0) / MIN), template, optOut: false };
+    out = evaluatePrediction(s, { now: t, workloads: [w], pools: [pool()], defaultBootHorizonMs: 2 * MIN, ...extra });
+    s = out.state;
+  }
+  return out!;
+}
+
+describe('prediction/predictor', () => {
+  it('holds predicted pods of the workload shape, at the lowest priority, for a real rise', () => {
+    const out = run((m) => 20 + Math.floor(4 * m), 60);
+    const d = out.decisions.find((x) => x.key === 'Deployment/default/web')!;
+    expect(d.reason).to.equal('predicted');
+    expect(out.pods.length).to.equal(d.pods);
+    expect(out.pods.length).to.be.greaterThan(8); // ~4/min over a 3-minute horizon plus margin
+    for (const p of out.pods) {
+      expect(p.predicted).to.equal(true);
+      expect(p.priority).to.equal(PREDICTED_POD_PRIORITY);
+      expect(p.requests.cpu).to.equal(500);
+      expect(p.nodeName).to.equal(undefined);
+    }
+    expect(new Set(out.pods.map((p) => p.key)).size).to.equal(out.pods.length);
+  });
+
+  it('holds nothing for a flat workload', () => {
+    const out = run(() => 100, 60);
+    expect(out.pods).to.have.length(0);
+  });
+
+  it('respects maxPredictedNodes and maxExtraCostPerHour', () => {
+    const rise = (m: number) => 20 + Math.floor(10 * m);
+    const capped = run(rise, 60, { pools: [pool({ maxPredictedNodes: 2 })] });
+    // 500m pods on 2-CPU nodes: a quarter node each, so two nodes hold at most 8.
+    expect(capped.pods.length).to.equal(8);
+    expect(capped.decisions[0]!.reason).to.equal('capped');
+    const cost = run(rise, 60, { pools: [pool({ maxExtraCostPerHour: 0.1 })] });
+    expect(cost.pods.length).to.equal(4);
+  });
+
+  it('does nothing when the pool is not enabled or the workload opted out', () => {
+    expect(run((m) => 20 + 4 * m, 60, { pools: [pool({ enabled: false })] }).pods).to.have.length(0);
+    const template = toSchedulingPod(pod('500m'));
+    let s = emptyPredictionState();
+    let pods = 0;
+    for (let t = T0; t <= T0 + 60 * MIN; t += 15_000) {
+      const out = evaluatePrediction(s, { now: t, workloads: [{ key: 'Deployment/default/web', count: 20 + Math.floor(4 * (t - T0) / MIN), template, optOut: true }], pools: [pool()] });
+      s = out.state;
+      pods = out.pods.length;
+    }
+    expect(pods).to.equal(0);
+  });
+
+  it('waits for less than one node-equivalent of excess (hysteresis)', () => {
+    // One 500m pod every 4 minutes: the excess over a 3-minute horizon stays under one 2-CPU node.
+    const out = run((m) => 20 + Math.floor(m / 4), 90);
+    expect(out.pods).to.have.length(0);
+  });
+
+  it('prepares for a CronJob run one horizon ahead and stops once the run started', () => {
+    const template = toSchedulingPod(pod('1'));
+    const cron = (nextRun: number): CronJobSignal => ({ key: 'CronJob/default/batch', nextRun, pods: 30, template, optOut: false });
+    const next = T0 + 30 * MIN;
+    const at = (now: number, c: CronJobSignal) => evaluatePrediction(emptyPredictionState(), { now, workloads: [], cronJobs: [c], pools: [pool()], defaultBootHorizonMs: 2 * MIN });
+    expect(at(next - 10 * MIN, cron(next)).pods).to.have.length(0);
+    expect(at(next - 2 * MIN, cron(next)).pods).to.have.length(30);
+    // After it fired, the next run is the following one.
+    expect(at(next + MIN, cron(next + 60 * MIN)).pods).to.have.length(0);
+  });
+
+  it('learns the boot horizon from observed boots and looks that far ahead', () => {
+    const boots = [1, 2, 3, 4].map((i) => ({ groupId: 'MachineDeployment/default/small', machine: `m${i}`, ms: 10 * MIN }));
+    const template = toSchedulingPod(pod('1'));
+    const c: CronJobSignal = { key: 'CronJob/default/batch', nextRun: T0 + 9 * MIN, pods: 4, template, optOut: false };
+    const without = evaluatePrediction(emptyPredictionState(), { now: T0, workloads: [], cronJobs: [c], pools: [pool()], defaultBootHorizonMs: 2 * MIN });
+    expect(without.pods).to.have.length(0);
+    const withBoots = evaluatePrediction(emptyPredictionState(), { now: T0, workloads: [], cronJobs: [c], pools: [pool()], defaultBootHorizonMs: 2 * MIN, boots });
+    expect(withBoots.decisions[0]!.horizonMs).to.equal(11 * MIN);
+    expect(withBoots.pods).to.have.length(4);
+  });
+});
