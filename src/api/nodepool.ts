@@ -83,6 +83,22 @@ export interface NodePoolLimits {
   nodes?: number;
 }
 
+/**
+ * Opt-in predictive capacity for a pool (issue 13). Forecast demand becomes virtual
+ * pods; the caps bound what the pool may hold for them alone.
+ */
+export interface NodePoolPrediction {
+  enabled: boolean;
+  /** Forecast quantile in [0.5, 0.99]. */
+  quantile: number;
+  /** Price per hour of nodes held for predicted pods only; absent = uncapped. */
+  maxExtraCostPerHour?: number;
+  /** Nodes held for predicted pods only; absent = uncapped. */
+  maxPredictedNodes?: number;
+}
+
+export const DEFAULT_PREDICTION_QUANTILE = 0.9;
+
 export interface NodePool {
   name: string;
   uid?: string;
@@ -94,6 +110,8 @@ export interface NodePool {
   requirements: NodePoolRequirement[];
   limits: NodePoolLimits;
   disruption: NodePoolDisruption;
+  /** Absent = prediction off (the CRD's default). */
+  prediction?: NodePoolPrediction;
 }
 
 export class NodePoolError extends Error {
@@ -230,6 +248,33 @@ function parseDisruption(v: unknown, fail: (m: string) => never): NodePoolDisrup
   };
 }
 
+function parsePrediction(v: unknown, fail: (m: string) => never): NodePoolPrediction | undefined {
+  if (v === undefined) return undefined;
+  if (!isRecord(v)) return fail('prediction must be an object');
+  const enabled = v.enabled ?? false;
+  if (typeof enabled !== 'boolean') fail('prediction.enabled must be true or false');
+  const quantile = v.quantile === undefined ? DEFAULT_PREDICTION_QUANTILE : Number(v.quantile);
+  if ((typeof v.quantile !== 'number' && typeof v.quantile !== 'string' && v.quantile !== undefined) || !(quantile >= 0.5 && quantile <= 0.99)) {
+    fail('prediction.quantile must be a number in [0.5, 0.99]');
+  }
+  const out: NodePoolPrediction = { enabled: enabled as boolean, quantile };
+  if (v.maxExtraCostPerHour !== undefined) {
+    const c = typeof v.maxExtraCostPerHour === 'string' && v.maxExtraCostPerHour.trim() !== '' ? Number(v.maxExtraCostPerHour)
+      : typeof v.maxExtraCostPerHour === 'number' ? v.maxExtraCostPerHour : Number.NaN;
+    if (!Number.isFinite(c) || c < 0) fail('prediction.maxExtraCostPerHour must be a non-negative decimal');
+    out.maxExtraCostPerHour = c;
+  }
+  if (v.maxPredictedNodes !== undefined) {
+    const n = v.maxPredictedNodes;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) fail('prediction.maxPredictedNodes must be a non-negative integer');
+    out.maxPredictedNodes = n as number;
+  }
+  for (const k of Object.keys(v)) {
+    if (!['enabled', 'quantile', 'maxExtraCostPerHour', 'maxPredictedNodes'].includes(k)) fail(`prediction.${k} is not supported (enabled, quantile, maxExtraCostPerHour, maxPredictedNodes)`);
+  }
+  return out;
+}
+
 function parseMachineTemplate(v: unknown, fail: (m: string) => never): MachineTemplateSpec {
   if (!isRecord(v)) return fail('machineTemplate must be an object');
   const { namespace, clusterName, version, failureDomain } = v;
@@ -298,6 +343,7 @@ export function parseNodePool(obj: unknown): NodePool {
   if (spec.requirements !== undefined && !Array.isArray(spec.requirements)) fail('requirements must be a list');
   const requirements = ((spec.requirements ?? []) as unknown[]).map((r, i) => parseRequirement(r, i, fail));
   const uid = isRecord(obj.metadata) && typeof obj.metadata.uid === 'string' ? obj.metadata.uid : undefined;
+  const prediction = parsePrediction(spec.prediction, fail);
   return {
     name,
     ...(uid ? { uid } : {}),
@@ -307,6 +353,7 @@ export function parseNodePool(obj: unknown): NodePool {
     requirements,
     limits: parseLimits(spec.limits, fail),
     disruption: parseDisruption(spec.disruption, fail),
+    ...(prediction ? { prediction } : {}),
   };
 }
 

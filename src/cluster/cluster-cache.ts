@@ -35,6 +35,8 @@ export interface ClusterCacheOptions {
   workloadScope?: { namespace?: string; nodeLabelSelector?: string };
   /** A watch that has shown no life for longer than this makes the cache unhealthy. Default 180 s. */
   maxStalenessMs?: number;
+  /** Also watch Deployments, StatefulSets, CronJobs and HPAs (prediction's signals). */
+  workloads?: boolean;
 }
 
 type Kind = keyof ClusterObjects;
@@ -96,6 +98,13 @@ export class ClusterCache implements ClusterStateSource {
       add('podTemplates', workload, { group: '', version: 'v1', plural: 'podtemplates', ...podNs });
     } else {
       this.absent.push(`capacitybuffers.${CAPACITY_BUFFER_GROUP}`);
+    }
+
+    if (this.opts.workloads) {
+      add('deployments', workload, { group: 'apps', version: 'v1', plural: 'deployments', ...podNs });
+      add('statefulSets', workload, { group: 'apps', version: 'v1', plural: 'statefulsets', ...podNs });
+      add('cronJobs', workload, { group: 'batch', version: 'v1', plural: 'cronjobs', ...podNs });
+      add('horizontalPodAutoscalers', workload, { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers', ...podNs });
     }
 
     for (const { informer } of this.informers) informer.start();

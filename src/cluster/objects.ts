@@ -28,6 +28,11 @@ export interface ClusterObjects {
   namespaces: KubernetesObject[];
   /** core/v1 PodTemplates, for CapacityBuffers' podTemplateRef (absent when not watched). */
   podTemplates?: KubernetesObject[];
+  /** Workloads, for prediction's signals (src/cluster/workload-signals.ts); absent when not watched. */
+  deployments?: KubernetesObject[];
+  statefulSets?: KubernetesObject[];
+  cronJobs?: KubernetesObject[];
+  horizontalPodAutoscalers?: KubernetesObject[];
 }
 
 export type UnstructuredObject = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };

@@ -24,6 +24,7 @@ import type {
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
+import { stateConfigMapNames } from '../../src/controller/model-store.js';
 import { CHART_DIR, KUBE_VERSION, helm, type K8sObject, ofKind, onlyOne, renderChart, setArgs } from './helm-chart.js';
 
 const NS = 'headroom-system';
@@ -46,6 +47,10 @@ const CLUSTER_GRANTS = [
     `storage.k8s.io/storageclasses:${v}`,
     `autoscaling.x-k8s.io/capacitybuffers:${v}`,
     `headroom.dev/nodepools:${v}`,
+    `apps/deployments:${v}`,
+    `apps/statefulsets:${v}`,
+    `batch/cronjobs:${v}`,
+    `autoscaling/horizontalpodautoscalers:${v}`,
   ]),
   'events.k8s.io/events:create',
   'events.k8s.io/events:patch',
@@ -262,6 +267,24 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([`/secrets:get[${tlsSecret}]`]);
       // leases: create cannot be scoped by name; get/update are.
       expect(grants(role.rules!).filter((g) => g.startsWith('coordination.k8s.io/') && !g.includes('['))).to.deep.equal(['coordination.k8s.io/leases:create']);
+      // The prediction model's ConfigMaps: exactly the names the store writes (model-store.ts).
+      const stateName = `${deploy.metadata!.name}-prediction`;
+      expect(deploy.spec!.template.spec!.containers[0]!.args).to.include(`--prediction-state-configmap=${stateName}`);
+      expect(grants(role.rules!).filter((g) => g.startsWith('/configmaps:')).sort()).to.deep.equal([
+        '/configmaps:create',
+        `/configmaps:get[${stateConfigMapNames(stateName).sort().join(',')}]`,
+        `/configmaps:update[${stateConfigMapNames(stateName).sort().join(',')}]`,
+      ].sort());
+    });
+
+    it('prediction.enabled=false drops the workload reads and the ConfigMaps, and tells the controller', async () => {
+      const off = await renderChart(NS, { 'controller.prediction.enabled': false });
+      const cr = onlyOne<V1ClusterRole>(off, 'ClusterRole');
+      const role = onlyOne<V1Role>(off, 'Role');
+      expect(grants(cr.rules!).filter((g) => /^(apps\/(deployments|statefulsets)|batch\/|autoscaling\/)/.test(g))).to.deep.equal([]);
+      expect(grants(role.rules!).filter((g) => g.startsWith('/configmaps:'))).to.deep.equal([]);
+      const d = onlyOne<V1Deployment>(off, 'Deployment');
+      expect(d.spec!.template.spec!.containers[0]!.args).to.include('--prediction=false');
     });
 
     it('binds the roles to the ServiceAccount the pods run as', () => {

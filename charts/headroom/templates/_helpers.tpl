@@ -57,6 +57,18 @@ app.kubernetes.io/part-of: headroom
 {{- default (include "headroom.fullname" .) .Values.controller.leaseName }}
 {{- end }}
 
+{{/* The prediction model's ConfigMaps: the head, then slots a and b of up to 8 parts (src/controller/model-store.ts). */}}
+{{- define "headroom.predictionStateName" -}}
+{{- printf "%s-prediction" (include "headroom.fullname" .) }}
+{{- end }}
+
+{{- define "headroom.predictionStateNames" -}}
+{{- $base := include "headroom.predictionStateName" . -}}
+{{- $names := list $base -}}
+{{- range $slot := list "a" "b" }}{{- range $i := until 8 }}{{- $names = append $names (printf "%s-%s-%d" $base $slot $i) }}{{- end }}{{- end }}
+{{- toJson $names }}
+{{- end }}
+
 {{/* The MutatingWebhookConfiguration is cluster-scoped: the namespace keeps two releases apart. */}}
 {{- define "headroom.webhookConfigurationName" -}}
 {{- printf "%s-%s" (include "headroom.fullname" .) .Release.Namespace | trunc 63 | trimSuffix "-" }}
@@ -152,6 +164,12 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- end }}
 {{- if not .Values.controller.disruption }}
 - --disruption=false
+{{- end }}
+{{- if .Values.controller.prediction.enabled }}
+- --prediction-state-configmap={{ include "headroom.predictionStateName" . }}
+- --boot-horizon={{ .Values.controller.prediction.bootHorizon }}
+{{- else }}
+- --prediction=false
 {{- end }}
 - --solver-threads={{ .Values.controller.solverThreads }}
 - --solver-priority={{ .Values.controller.solverPriority }}

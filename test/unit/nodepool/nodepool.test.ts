@@ -68,12 +68,34 @@ describe('NodePool parsing', () => {
     ['bad budget', { nodeGroupSelector: {}, disruption: { budgets: [{ nodes: '150%' }] } }, /budgets\[0\]/],
     ['schedule without duration', { nodeGroupSelector: {}, disruption: { budgets: [{ nodes: '1', schedule: '@daily' }] } }, /go together/],
     ['template without refs', { machineTemplate: { namespace: 'n', clusterName: 'c' } }, /bootstrapConfigTemplateRef/],
+    ['prediction not an object', { nodeGroupSelector: {}, prediction: true }, /prediction must be an object/],
+    ['prediction.enabled not a boolean', { nodeGroupSelector: {}, prediction: { enabled: 'yes' } }, /prediction\.enabled/],
+    ['quantile above 0.99', { nodeGroupSelector: {}, prediction: { quantile: 1 } }, /prediction\.quantile/],
+    ['quantile below 0.5', { nodeGroupSelector: {}, prediction: { quantile: '0.2' } }, /prediction\.quantile/],
+    ['quantile not a number', { nodeGroupSelector: {}, prediction: { quantile: 'high' } }, /prediction\.quantile/],
+    ['negative cost cap', { nodeGroupSelector: {}, prediction: { maxExtraCostPerHour: '-1' } }, /maxExtraCostPerHour/],
+    ['empty cost cap', { nodeGroupSelector: {}, prediction: { maxExtraCostPerHour: '' } }, /maxExtraCostPerHour/],
+    ['fractional node cap', { nodeGroupSelector: {}, prediction: { maxPredictedNodes: 1.5 } }, /maxPredictedNodes/],
+    ['unknown prediction field', { nodeGroupSelector: {}, prediction: { horizon: '5m' } }, /prediction\.horizon is not supported/],
   ];
   for (const [what, spec, message] of invalid) {
     it(`rejects ${what}`, () => {
       expect(() => parseNodePool(pool(spec, 'bad'))).to.throw(NodePoolError, message);
     });
   }
+
+  it('parses the prediction block: off when absent, CRD defaults, caps as numbers', () => {
+    expect(parseNodePool(pool({ nodeGroupSelector: {} })).prediction).to.equal(undefined);
+    expect(parseNodePool(pool({ nodeGroupSelector: {}, prediction: {} })).prediction).to.deep.equal({ enabled: false, quantile: 0.9 });
+    expect(parseNodePool(pool({
+      nodeGroupSelector: {}, prediction: { enabled: true, quantile: 0.95, maxExtraCostPerHour: '1.25', maxPredictedNodes: 3 },
+    })).prediction).to.deep.equal({ enabled: true, quantile: 0.95, maxExtraCostPerHour: 1.25, maxPredictedNodes: 3 });
+  });
+
+  it('names the pool and the field in one line when the prediction block is wrong', () => {
+    expect(() => parseNodePool(pool({ nodeGroupSelector: {}, prediction: { quantile: 2 } }, 'batch')))
+      .to.throw('NodePool batch: prediction.quantile must be a number in [0.5, 0.99]');
+  });
 
   it('parses Go durations', () => {
     expect(parseDuration('1h30m')).to.equal(5_400_000);
