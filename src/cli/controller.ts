@@ -10,7 +10,11 @@ import { startHeadroomServer } from '../server/headroom-server.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';
 import { registry } from '../server/metrics.js';
+import { parseDuration } from '../api/nodepool.js';
 import { type Command, CliError, UsageError } from './command.js';
+
+const DEFAULT_PREDICTION_STATE = 'headroom-prediction';
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const usage = `Usage: headroom controller [options]
 
@@ -30,6 +34,13 @@ Options:
   --disruption true|false        remove nodes that stay empty (DaemonSet pods only) past consolidateAfter,
                                  and expired nodes whose pods fit elsewhere (default true; false
                                  with --pod-namespace unless given)
+  --prediction true|false        learn demand per workload (Deployments, StatefulSets, Jobs, CronJobs,
+                                 HPAs) and hold capacity for forecasts in NodePools whose
+                                 spec.prediction.enabled is true (default true)
+  --prediction-state-configmap N ConfigMap (in the leader-election namespace) keeping the learned model
+                                 across restarts (default headroom-prediction; written by the leader only)
+  --boot-horizon DURATION        node boot time assumed for a node group until boots are observed
+                                 (Machine created -> Node Ready), a Go duration (default 3m)
   --leader-elect                 elect a leader on a Lease (run two replicas for HA)
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
@@ -83,6 +94,9 @@ export const controllerCommand: Command = {
     'batch-idle-duration': { type: 'string' },
     'batch-max-duration': { type: 'string' },
     disruption: { type: 'string' },
+    prediction: { type: 'string' },
+    'prediction-state-configmap': { type: 'string' },
+    'boot-horizon': { type: 'string' },
     'leader-elect': { type: 'boolean' },
     'leader-election-namespace': { type: 'string' },
     'leader-election-id': { type: 'string' },
@@ -114,6 +128,20 @@ export const controllerCommand: Command = {
     if (disruptionRaw !== undefined && disruptionRaw !== 'true' && disruptionRaw !== 'false') {
       throw new UsageError(`controller: --disruption must be true or false, got "${disruptionRaw}"`);
     }
+    const predictionRaw = (values.prediction as string | undefined) ?? 'true';
+    if (predictionRaw !== 'true' && predictionRaw !== 'false') throw new UsageError(`controller: --prediction must be true or false, got "${predictionRaw}"`);
+    const stateName = (values['prediction-state-configmap'] as string | undefined) ?? DEFAULT_PREDICTION_STATE;
+    if (!DNS_SUBDOMAIN.test(stateName) || stateName.length > 240) {
+      throw new UsageError(`controller: --prediction-state-configmap must be a DNS subdomain name of at most 240 characters, got "${stateName}"`);
+    }
+    const bootRaw = (values['boot-horizon'] as string | undefined) ?? '3m';
+    let bootHorizonMs: number | null;
+    try {
+      bootHorizonMs = parseDuration(bootRaw);
+    } catch {
+      bootHorizonMs = null;
+    }
+    if (bootHorizonMs === null || bootHorizonMs <= 0) throw new UsageError(`controller: --boot-horizon must be a positive Go duration such as 90s or 3m, got "${bootRaw}"`);
     const webhookRaw = values['webhook-address'] as string | undefined;
     const webhook = webhookRaw === undefined ? undefined : parseAddress(webhookRaw, '--webhook-address');
     const tlsDir = values['tls-dir'] as string | undefined;
@@ -131,6 +159,7 @@ export const controllerCommand: Command = {
     const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
     const intake = webhook ? new DemandIntake() : undefined;
     const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined, { priority: priorityRaw as SolverPriority });
+    const stateNamespace = (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default';
     const controller = new Controller({
       workload, ...(management ? { management } : {}),
       discovery,
@@ -143,9 +172,10 @@ export const controllerCommand: Command = {
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       registry,
+      ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs, state: { namespace: stateNamespace, name: stateName } } } : {}),
       ...(values['leader-elect'] ? {
         leaderElection: {
-          namespace: (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default',
+          namespace: stateNamespace,
           ...(values['leader-election-id'] ? { name: values['leader-election-id'] as string } : {}),
         },
       } : {}),

@@ -60,7 +60,19 @@ export interface ControllerOptions {
    */
   disruption?: DisruptorOptions | false;
   onDisruption?: (r: DisruptionReport) => void;
+  /**
+   * Prediction (issue 13): watch workloads, learn their demand and, in NodePools with
+   * spec.prediction.enabled, hold capacity for the forecast. Absent = off.
+   */
+  prediction?: PredictionOptions;
   log?: (msg: string) => void;
+}
+
+export interface PredictionOptions {
+  /** Node boot time assumed for a group until boots are observed. */
+  defaultBootHorizonMs: number;
+  /** Where the leader keeps the learned model (ADR 0092); absent = in memory only. */
+  state?: { namespace: string; name: string };
 }
 
 export class Controller {
@@ -86,6 +98,7 @@ export class Controller {
       workload: this.workloadClient, management: this.managementClient,
       discovery: opts.discovery ?? [],
       ...(opts.workloadScope ? { workloadScope: opts.workloadScope } : {}),
+      workloads: opts.prediction !== undefined,
       informer: { onError: (err) => this.log(`watch: ${(err as Error).message}`), ...opts.informer },
     });
   }

@@ -3,9 +3,9 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { isNotFound, type KubeClient } from './kube-client.js';
 
 /**
- * Keeps a JSON-serialisable state (the prediction model) in ConfigMaps of the
+ * Keeps a serialised state (the prediction model's JSON text) in ConfigMaps of the
  * release namespace, so a restarted or new leader resumes with what was learned
- * (ADR 0090). The state is bounded before compression (default 5 MB of JSON); the
+ * (ADR 0092). The state is bounded before compression (default 5 MB of JSON); the
  * gzip output is split into parts below the 1 MiB ConfigMap limit. Parts are
  * written into one of two slots, then the head ConfigMap is switched to that slot:
  * a crash mid-save leaves the head on the previous, complete slot. Loading checks
@@ -28,9 +28,9 @@ export interface EncodedState {
   jsonBytes: number;
 }
 
-/** JSON -> gzip -> parts. Throws StateTooLargeError beyond `maxBytes` of JSON or MAX_PARTS parts. */
-export function encodeState(state: unknown, maxBytes = MAX_STATE_BYTES, partBytes = PART_BYTES): EncodedState {
-  const json = Buffer.from(JSON.stringify(state), 'utf8');
+/** Text -> gzip -> parts. Throws StateTooLargeError beyond `maxBytes` of text or MAX_PARTS parts. */
+export function encodeState(text: string, maxBytes = MAX_STATE_BYTES, partBytes = PART_BYTES): EncodedState {
+  const json = Buffer.from(text, 'utf8');
   if (json.length > maxBytes) throw new StateTooLargeError(`model state is ${json.length} bytes, above the ${maxBytes}-byte bound`);
   const gz = gzipSync(json);
   const parts: Buffer[] = [];
@@ -40,12 +40,12 @@ export function encodeState(state: unknown, maxBytes = MAX_STATE_BYTES, partByte
   return { parts, sha256: createHash('sha256').update(gz).digest('hex'), jsonBytes: json.length };
 }
 
-/** Parts -> state, or undefined when the checksum does not match (a torn save) or the bytes do not parse. */
-export function decodeState(parts: readonly Buffer[], sha256: string, maxBytes = MAX_STATE_BYTES): unknown {
+/** Parts -> text, or undefined when the checksum does not match (a torn save) or the bytes do not inflate within the bound. */
+export function decodeState(parts: readonly Buffer[], sha256: string, maxBytes = MAX_STATE_BYTES): string | undefined {
   const gz = Buffer.concat(parts);
   if (createHash('sha256').update(gz).digest('hex') !== sha256) return undefined;
   try {
-    return JSON.parse(gunzipSync(gz, { maxOutputLength: maxBytes }).toString('utf8')) as unknown;
+    return gunzipSync(gz, { maxOutputLength: maxBytes }).toString('utf8');
   } catch {
     return undefined;
   }
@@ -114,7 +114,7 @@ export class ConfigMapStateStore {
   }
 
   /** The saved state, or undefined when none was saved or it cannot be read back whole. */
-  async load(): Promise<{ state: unknown; savedAt?: string } | undefined> {
+  async load(): Promise<{ text: string; savedAt?: string } | undefined> {
     const head = await this.get(this.name);
     const ann = head?.metadata?.annotations ?? {};
     const slot = ann[HEAD_SLOT];
@@ -128,9 +128,9 @@ export class ConfigMapStateStore {
       if (b64 === undefined) return undefined;
       parts.push(Buffer.from(b64, 'base64'));
     }
-    const state = decodeState(parts, sha);
-    if (state === undefined) return undefined;
-    return { state, ...(ann[HEAD_SAVED] ? { savedAt: ann[HEAD_SAVED] } : {}) };
+    const text = decodeState(parts, sha);
+    if (text === undefined) return undefined;
+    return { text, ...(ann[HEAD_SAVED] ? { savedAt: ann[HEAD_SAVED] } : {}) };
   }
 
   /**
@@ -138,8 +138,8 @@ export class ConfigMapStateStore {
    * at it. `signal` (the leadership signal) aborts the writes of a replica that lost
    * the lease, so a deposed leader cannot overwrite the new one's state.
    */
-  async save(state: unknown, now: Date, signal?: AbortSignal): Promise<SaveResult> {
-    const enc = encodeState(state);
+  async save(text: string, now: Date, signal?: AbortSignal): Promise<SaveResult> {
+    const enc = encodeState(text);
     const head = await this.get(this.name);
     const slot = head?.metadata?.annotations?.[HEAD_SLOT] === 'a' ? 'b' : 'a';
     for (let i = 0; i < enc.parts.length; i++) {
