@@ -148,7 +148,7 @@ export function parseCapacityAnnotations(group: NodeGroupView): CapacityAnnotati
       if (err instanceof QuantityError) fail(`annotation ${key}`, err.message);
       throw err;
     }
-    if (n < 0) fail(`annotation ${key}`, `must not be negative, got ${JSON.stringify(raw)}`);
+    // parseQuantity refuses negative values, so n >= 0 here.
     return n;
   };
   const count = (key: string): number | undefined => {

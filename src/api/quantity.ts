@@ -2,6 +2,7 @@
  * Kubernetes resource.Quantity parsing. Quantities are parsed once at the boundary
  * into plain numbers in base units (cores are kept as millicores by the caller).
  */
+import { summarizeValue } from './value-summary.js';
 
 const QUANTITY = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
 
@@ -11,25 +12,34 @@ const SUFFIX: Record<string, number> = {
   Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
 };
 
+/** A quantity that cannot be used; the message is one short line whatever the input was. */
 export class QuantityError extends Error {
-  constructor(readonly input: unknown) {
-    super(`invalid quantity ${JSON.stringify(input)}`);
+  constructor(readonly input: unknown, reason?: string) {
+    super(`invalid quantity ${summarizeValue(input)}${reason ? `: ${reason}` : ''}`);
   }
 }
 
-/** Parses a quantity ("1.5", "500m", "4Gi", "1e3", 2) into base units. */
+/**
+ * Parses a quantity ("1.5", "500m", "4Gi", "1e3", 2) into base units. Negative values
+ * are refused: every quantity Headroom reads (requests, limits, allocatable, capacity
+ * annotations, NodePool limits) is an amount of something, and a negative one would
+ * turn sums and scores upside down.
+ */
 export function parseQuantity(input: string | number): number {
   if (typeof input === 'number') {
     if (!Number.isFinite(input)) throw new QuantityError(input);
-    return input;
+    if (input < 0) throw new QuantityError(input, 'must not be negative');
+    return input + 0;
   }
   if (typeof input !== 'string') throw new QuantityError(input);
   const m = QUANTITY.exec(input.trim());
   if (!m) throw new QuantityError(input);
   const value = Number(m[1]);
+  if (value < 0) throw new QuantityError(input, 'must not be negative');
   const suffix = m[2] ?? '';
   const multiplier = suffix in SUFFIX ? SUFFIX[suffix]! : 10 ** Number(suffix.slice(1));
-  const result = value * multiplier;
+  // + 0 turns "-0" into 0.
+  const result = value * multiplier + 0;
   if (!Number.isFinite(result)) throw new QuantityError(input);
   return result;
 }

@@ -7,6 +7,7 @@ import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';
 import { LiveExtenderState } from '../controller/live-extender-state.js';
 import { startHeadroomServer } from '../server/headroom-server.js';
+import { installLastResort } from './last-resort.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';
 import { registry } from '../server/metrics.js';
@@ -180,6 +181,8 @@ export const controllerCommand: Command = {
         },
       } : {}),
     });
+    // From here on the process serves: an error nothing caught is logged and counted, not fatal (ADR 0043).
+    installLastResort({ log: (line) => console.error(`${new Date().toISOString()} ${line}`) });
     let server: RunningServer | undefined;
     if (address) {
       server = await listen(createHandler({ ready: () => controller.ready(), routes: [] }), { ...address, tls: false });

@@ -11,6 +11,7 @@ import { startHeadroomServer } from '../server/headroom-server.js';
 import { isLoopbackHost, type RunningServer } from '../server/listen.js';
 import { generateServingCert } from '../server/serving-cert.js';
 import { type Command, CliError, UsageError } from './command.js';
+import { installLastResort } from './last-resort.js';
 import { readInputs } from './plan.js';
 
 export interface ServeOptions {
@@ -148,6 +149,7 @@ export const serveCommand: Command = {
       ...(values['write-ca'] ? { writeCa: values['write-ca'] as string } : {}),
       log: verbose ? log : (line) => { if (!line.startsWith('snapshot warning')) log(line); },
     });
+    const uninstallLastResort = installLastResort({ log });
     if (verbose) intake.subscribe((r) => log(`demand (${r.source}): ${r.pod.key || `${r.pod.namespace}/${r.generateName ?? ''}*`} owner=${r.pod.owner ?? '-'}`));
     console.log(`headroom serve: ${state.nodeCount} node(s) from ${snapshot}; listening on ${server.url} (POST /mutate/pods, /scheduler/filter, /scheduler/prioritize)`);
     await new Promise<void>((resolve) => {
@@ -156,6 +158,7 @@ export const serveCommand: Command = {
       process.once('SIGTERM', stop);
     });
     await server.close();
+    uninstallLastResort();
     return 0;
   },
 };

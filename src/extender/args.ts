@@ -1,5 +1,5 @@
 import type { V1Node, V1NodeList, V1Pod } from '@kubernetes/client-node';
-import { HttpError } from '../server/app.js';
+import { HttpError } from '../server/http-error.js';
 import type { Candidates } from './types.js';
 
 export interface ParsedArgs {
@@ -8,8 +8,8 @@ export interface ParsedArgs {
 }
 
 /**
- * Validates ExtenderArgs. Keys are matched as Go's encoding/json matches them
- * (exact Go field name first, then case-insensitively), so `Pod` and `pod` both work.
+ * Validates ExtenderArgs. Keys are the Go field names (the struct has no json tags);
+ * `Pod`, `pod` and, for NodeNames, `nodeNames` and `nodenames` are accepted (see field()).
  */
 export function parseExtenderArgs(body: unknown): ParsedArgs {
   if (!isObject(body)) throw new HttpError(400, 'ExtenderArgs must be a JSON object');
@@ -54,11 +54,18 @@ function validatePodShape(pod: Record<string, unknown>): void {
   }
 }
 
+/**
+ * The value under a Go field name: the exact name (what kube-scheduler sends), then the
+ * all-lowercase and lowerCamel spellings. A fixed number of own-property lookups, never
+ * a scan of the caller's keys (a body with 100k keys costs the same as one with 3).
+ */
 function field(obj: Record<string, unknown>, goName: string): unknown {
-  if (goName in obj) return obj[goName];
-  const lower = goName.toLowerCase();
-  for (const k in obj) if (k.toLowerCase() === lower) return obj[k];
+  for (const name of spellings(goName)) if (Object.hasOwn(obj, name)) return obj[name];
   return undefined;
+}
+
+function spellings(goName: string): string[] {
+  return [...new Set([goName, goName.toLowerCase(), goName[0]!.toLowerCase() + goName.slice(1)])];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,4 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { controllerOf } from '../scheduling/pod-demand.js';
 import type { ExtenderState } from './state.js';
 import type { Candidates, ExtenderFilterResult, FailedNodesMap } from './types.js';
@@ -28,8 +28,21 @@ export function filterNodes(state: ExtenderState, pod: V1Pod, candidates: Candid
     const kept = keep.length === names.length ? names : keep.map((i) => names[i]!);
     return { Nodes: null, NodeNames: kept, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
   }
-  const items = keep.length === names.length ? candidates.nodes : keep.map((i) => candidates.nodes[i]!);
-  return { Nodes: { ...candidates.list, items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+  // kube-scheduler builds its NodeInfos from the returned objects, so the survivors go back
+  // whole; only the Node fields, in a fresh NodeList (the caller's list-level keys are
+  // not echoed). Their size and depth were bounded when the body was parsed.
+  const items = keep.map((i) => nodeFields(candidates.nodes[i]!));
+  return { Nodes: { apiVersion: 'v1', kind: 'NodeList', metadata: {}, items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+}
+
+function nodeFields(node: V1Node): V1Node {
+  const out: V1Node = {};
+  if (node.apiVersion !== undefined) out.apiVersion = node.apiVersion;
+  if (node.kind !== undefined) out.kind = node.kind;
+  if (node.metadata !== undefined) out.metadata = node.metadata;
+  if (node.spec !== undefined) out.spec = node.spec;
+  if (node.status !== undefined) out.status = node.status;
+  return out;
 }
 
 /** How many candidates survived, whichever mode. */

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { CPU, MEMORY, podRequests, type Resources } from '../scheduling/resources.js';
 import { ownerKey } from './owner.js';
 import { usageFromNode, type ExtenderState, type NodeEntry, type NodeUsage } from './state.js';
-import { MAX_EXTENDER_PRIORITY, type Candidates, type HostPriorityList } from './types.js';
+import { MAX_EXTENDER_PRIORITY, MIN_EXTENDER_PRIORITY, type Candidates, type HostPriorityList } from './types.js';
 
 /** Score range given to packing; the rest of 0..10 is the provisioned-for bonus. */
 export const PACKING_MAX_SCORE = 8;
@@ -27,7 +27,7 @@ export function prioritizeNodes(state: ExtenderState, pod: V1Pod, candidates: Ca
     for (let i = 0; i < out.length; i++) {
       const name = candidates.names[i]!;
       const e = state.entry(name);
-      out[i] = { Host: name, Score: (e?.usage ? fill(e.allocCpu, e.requestedCpu + cpu, e.allocMemory, e.requestedMemory + memory) : 0) + bonus(e) };
+      out[i] = { Host: name, Score: clampScore((e?.usage ? fill(e.allocCpu, e.requestedCpu + cpu, e.allocMemory, e.requestedMemory + memory) : 0) + bonus(e)) };
     }
     return out;
   }
@@ -35,8 +35,18 @@ export function prioritizeNodes(state: ExtenderState, pod: V1Pod, candidates: Ca
     const name = n.metadata!.name!;
     const e = state.entry(name);
     const usage = e?.usage ?? usageFromNode(n);
-    return { Host: name, Score: packingScore(usage, requests) + bonus(e) };
+    return { Host: name, Score: clampScore(packingScore(usage, requests) + bonus(e)) };
   });
+}
+
+/**
+ * The extender API's range, whatever the inputs: quantities are refused negative when
+ * parsed, but a score outside 0..10 would be multiplied by the extender's weight into
+ * every node's total, so it is clamped here as well.
+ */
+function clampScore(score: number): number {
+  if (!(score > MIN_EXTENDER_PRIORITY)) return MIN_EXTENDER_PRIORITY;
+  return Math.min(MAX_EXTENDER_PRIORITY, Math.round(score));
 }
 
 /** The packing score from unpacked numbers: mean utilisation after placement over the resources the node has. */

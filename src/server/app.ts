@@ -1,16 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { HttpError } from './http-error.js';
+import { readJsonBody } from './json-body.js';
 import { httpRequestDuration, httpRequests, registry } from './metrics.js';
-
-/** Admission reviews carry one object; 10 MiB is far above any real pod and bounds memory. */
-export const BODY_LIMIT_BYTES = 10 * 1024 * 1024;
-
-/** An error that becomes an HTTP status with a JSON `{message}` body. */
-export class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
 
 /**
  * A POST endpoint that takes a parsed JSON body and returns the JSON reply. Handlers are
@@ -19,6 +11,8 @@ export class HttpError extends Error {
  */
 export interface JsonRoute {
   path: string;
+  /** Largest body this endpoint accepts (413 past it); sized for what its caller can send. */
+  maxBodyBytes: number;
   handle(body: unknown): unknown;
 }
 
@@ -26,7 +20,6 @@ export interface AppOptions {
   /** True once the caches the handlers read from have synced; gates /readyz. */
   ready(): boolean;
   routes: JsonRoute[];
-  bodyLimitBytes?: number;
   /** Where unexpected errors are reported; defaults to console.error. */
   logError?: (message: string) => void;
 }
@@ -37,16 +30,24 @@ const OTHER_ENDPOINT = 'other';
  * The request listener to serve: POSTs to the JSON routes (the webhook and the
  * extender, called for every pod) take a direct path that reads, parses and answers
  * without express's middleware stack, which costs more than the handlers themselves;
- * everything else (health, metrics, 404, 405) goes to the express app. Both paths give
- * the same answers: 400 for malformed JSON or a missing body, 413 over the body limit.
+ * everything else (health, metrics, 404, 405) goes to the express app. Every reply,
+ * serialization included, is built inside the error boundary (`reply`): bad input is a
+ * one-line 400/413, anything else a logged 500, never an exception on the event loop.
  */
 export function createHandler(opts: AppOptions): RequestListener {
   const app = createApp(opts);
   const logError = opts.logError ?? ((m: string) => console.error(m));
-  const limit = opts.bodyLimitBytes ?? BODY_LIMIT_BYTES;
   const routes = new Map(opts.routes.map((r) => [r.path, r]));
   const metrics = boundMetrics();
   return (req, res) => {
+    try {
+      serve(req, res);
+    } catch (err) {
+      reply(res, () => { throw err; }, logError, 'request');
+    }
+  };
+
+  function serve(req: IncomingMessage, res: ServerResponse): void {
     // kube-apiserver calls webhooks with `?timeout=...`: route on the path alone.
     const url = req.url ?? '';
     const q = url.indexOf('?');
@@ -60,27 +61,35 @@ export function createHandler(opts: AppOptions): RequestListener {
       metrics.duration(route.path).observe(Number(process.hrtime.bigint() - start) / 1e9);
       metrics.count(route.path, res.statusCode).inc();
     });
-    readBody(req, limit, (err, body) => {
-      if (err) return sendJson(res, err.status, { message: err.message }, err.status === 413);
-      let parsed: unknown;
-      try {
-        if (body!.length === 0) throw new HttpError(400, 'request body is required');
-        parsed = JSON.parse(body!.toString('utf8'));
-      } catch (e) {
-        const message = e instanceof HttpError ? e.message : `malformed JSON: ${firstLine((e as Error).message)}`;
-        return sendJson(res, 400, { message });
-      }
-      let reply: unknown;
-      try {
-        reply = route.handle(parsed);
-      } catch (e) {
-        const { status, message } = describeError(e);
-        if (status >= 500) logError(`POST ${route.path}: ${message}`);
-        return sendJson(res, status, { message });
-      }
-      sendJson(res, 200, reply);
+    readJsonBody(req, { maxBytes: route.maxBodyBytes }, (refusal, body) => {
+      if (refusal) reply(res, () => { throw refusal.error; }, logError, route.path, refusal.close);
+      else reply(res, () => route.handle(body), logError, route.path);
     });
-  };
+  }
+}
+
+/**
+ * Builds and sends the JSON reply of `build()`: its value with 200, or the error it
+ * throws as `{message}` with the error's status. Serialization happens inside the same
+ * try, so nothing about the reply can throw past here.
+ */
+function reply(res: ServerResponse, build: () => unknown, logError: (m: string) => void, path: string, close = false): void {
+  if (res.headersSent || res.destroyed) return;
+  let status = 200;
+  let text: string;
+  try {
+    text = JSON.stringify(build());
+  } catch (err) {
+    const described = describeError(err);
+    if (described.status >= 500) logError(`POST ${path}: ${described.message}`);
+    status = described.status;
+    text = JSON.stringify({ message: described.message });
+  }
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
+  // A refused body that will not be read: the connection cannot carry another request.
+  if (close) headers.connection = 'close';
+  res.writeHead(status, headers);
+  res.end(text);
 }
 
 /** Label lookups cached per endpoint and code: prom-client hashes labels on every call otherwise. */
@@ -102,49 +111,11 @@ function boundMetrics() {
   };
 }
 
-/** Reads the whole body up to `limit` bytes; 413 past it (checked early from content-length). */
-function readBody(req: IncomingMessage, limit: number, done: (err: HttpError | undefined, body?: Buffer) => void): void {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) {
-    req.resume();
-    return done(new HttpError(413, `request body exceeds ${limit} bytes`));
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  const finish = (err?: HttpError) => {
-    if (finished) return;
-    finished = true;
-    done(err, err ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-  };
-  req.on('data', (chunk: Buffer) => {
-    if (finished) return;
-    size += chunk.length;
-    if (size > limit) {
-      chunks.length = 0;
-      return finish(new HttpError(413, `request body exceeds ${limit} bytes`));
-    }
-    chunks.push(chunk);
-  });
-  req.on('end', () => finish());
-  req.on('error', () => finish(new HttpError(400, 'request body could not be read')));
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
-  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
-  // After refusing a body we did not read, the connection cannot carry another request.
-  if (close) headers.connection = 'close';
-  res.writeHead(status, headers);
-  res.end(text);
-}
-
 /**
- * The express app behind the webhook, extender, health and metrics endpoints. Every
- * failure is answered with a JSON body; nothing a client sends can crash the process.
+ * The express app behind health and metrics, and the 404/405 answers. Every failure is
+ * answered with a JSON body; nothing a client sends can crash the process.
  */
-export function createApp(opts: AppOptions): Express {
+function createApp(opts: AppOptions): Express {
   const logError = opts.logError ?? ((m: string) => console.error(m));
   const app = express();
   // No ETag: hashing every reply costs time on the hot path and nothing caches these.
@@ -165,13 +136,8 @@ export function createApp(opts: AppOptions): Express {
     res.type(registry.contentType).send(await registry.metrics());
   });
 
-  // Parse any content type as JSON: a client that omits the header still gets an answer.
-  const json = express.json({ limit: opts.bodyLimitBytes ?? BODY_LIMIT_BYTES, type: () => true });
+  // POSTs to the routes never get here (createHandler answers them); other methods do.
   for (const route of opts.routes) {
-    app.post(route.path, json, (req, res) => {
-      if (req.body === undefined) throw new HttpError(400, 'request body is required');
-      res.json(route.handle(req.body));
-    });
     app.all(route.path, (req, res) => {
       res.status(405).set('Allow', 'POST').json({ message: `method ${req.method} not allowed on ${route.path}` });
     });
@@ -208,19 +174,20 @@ function errorHandler(logError: (m: string) => void): ErrorRequestHandler {
   };
 }
 
-/** Maps body-parser and handler errors to a status and a one-line message. */
+/** Maps handler and express errors to a status and a one-line message. */
 function describeError(err: unknown): { status: number; message: string } {
-  if (err instanceof HttpError) return { status: err.status, message: err.message };
-  const e = err as { status?: number; statusCode?: number; type?: string; message?: string; limit?: number };
+  if (err instanceof HttpError) return { status: err.status, message: firstLine(err.message) };
+  const e = err as { status?: number; statusCode?: number; message?: unknown } | undefined;
   const status = e?.status ?? e?.statusCode;
-  if (e?.type === 'entity.too.large') return { status: 413, message: `request body exceeds ${e.limit} bytes` };
-  if (e?.type === 'entity.parse.failed') return { status: 400, message: `malformed JSON: ${firstLine(e.message)}` };
-  if (typeof status === 'number' && status >= 400 && status < 500) return { status, message: firstLine(e.message) };
-  return { status: 500, message: firstLine(e?.message ?? String(err)) };
+  const message = typeof e?.message === 'string' ? e.message : 'internal error';
+  if (typeof status === 'number' && status >= 400 && status < 500) return { status, message: firstLine(message) };
+  return { status: 500, message: firstLine(message) };
 }
 
-function firstLine(s: string | undefined): string {
-  return (s ?? 'error').split('\n')[0]!;
+/** The first line, at most 300 characters: messages may quote input and must stay one short line. */
+function firstLine(s: string): string {
+  const line = s.split('\n', 1)[0]!;
+  return line.length > 300 ? `${line.slice(0, 300)}...` : line;
 }
 
 function safeReady(ready: () => boolean, logError: (m: string) => void): boolean {

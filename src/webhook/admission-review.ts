@@ -1,4 +1,5 @@
-import { HttpError } from '../server/app.js';
+import { summarizeValue } from '../api/value-summary.js';
+import { HttpError } from '../server/http-error.js';
 
 /**
  * admission.k8s.io/v1 AdmissionReview, the fields Headroom reads and writes
@@ -52,9 +53,9 @@ export interface AdmissionReview {
 export function parseAdmissionReview(body: unknown): AdmissionRequest {
   if (!isObject(body)) throw new HttpError(400, 'AdmissionReview must be a JSON object');
   if (body.apiVersion !== ADMISSION_API_VERSION) {
-    throw new HttpError(400, `unsupported AdmissionReview apiVersion ${JSON.stringify(body.apiVersion)}; want ${ADMISSION_API_VERSION}`);
+    throw new HttpError(400, `unsupported AdmissionReview apiVersion ${summarizeValue(body.apiVersion)}; want ${ADMISSION_API_VERSION}`);
   }
-  if (body.kind !== 'AdmissionReview') throw new HttpError(400, `kind must be AdmissionReview, got ${JSON.stringify(body.kind)}`);
+  if (body.kind !== 'AdmissionReview') throw new HttpError(400, `kind must be AdmissionReview, got ${summarizeValue(body.kind)}`);
   const request = body.request;
   if (!isObject(request)) throw new HttpError(400, 'AdmissionReview has no request');
   if (typeof request.uid !== 'string' || request.uid === '') throw new HttpError(400, 'AdmissionReview request.uid is required');

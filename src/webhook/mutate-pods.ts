@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { Counter } from 'prom-client';
+import { summarizeValue } from '../api/value-summary.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { JsonRoute } from '../server/app.js';
@@ -10,6 +10,16 @@ import { admissionReviewResponse, parseAdmissionReview, type AdmissionRequest, t
 import { firstSeenPatch } from './first-seen.js';
 
 export const MUTATE_PODS_PATH = '/mutate/pods';
+
+/**
+ * Body limit of the webhook: kube-apiserver refuses requests over 3 MiB, so the pod in a
+ * review is at most that; the rest is for the AdmissionReview envelope (userInfo etc.).
+ * A bigger review gets 413 and, the webhook failing open, the pod is admitted unpatched.
+ */
+export const MUTATE_PODS_MAX_BODY_BYTES = 3 * 1024 * 1024 + 256 * 1024;
+
+/** Label values of the operation label: the admission operations, anything else is `other`. */
+const OPERATIONS: ReadonlySet<string> = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
 const reviews = new Counter({
   name: `${METRIC_PREFIX}webhook_admission_reviews_total`,
@@ -35,16 +45,18 @@ export function mutatePodsRoute(opts: MutatePodsOptions): JsonRoute {
   const demand = deferredDemand(opts.intake, logError);
   return {
     path: MUTATE_PODS_PATH,
+    maxBodyBytes: MUTATE_PODS_MAX_BODY_BYTES,
     handle(body: unknown): AdmissionReview {
       const request = parseAdmissionReview(body);
-      const operation = request.operation ?? 'UNKNOWN';
+      // Label values come from a fixed set: a caller must not be able to mint series.
+      const operation = typeof request.operation === 'string' && OPERATIONS.has(request.operation) ? request.operation : 'other';
       try {
         const response = review(request, opts.clock, demand);
         reviews.inc({ operation, outcome: response.patch ? 'patched' : 'unchanged' });
         return admissionReviewResponse(response);
       } catch (err) {
         reviews.inc({ operation, outcome: 'error' });
-        logError(`mutate pods: review ${request.uid} failed open: ${(err as Error).message}`);
+        logError(`mutate pods: review ${summarizeValue(request.uid)} failed open: ${oneLine(err)}`);
         return admissionReviewResponse({ uid: request.uid, allowed: true });
       }
     },
@@ -86,7 +98,7 @@ function deferredDemand(intake: DemandIntake, logError: (m: string) => void): (r
       try {
         recordDemand(request, now, intake);
       } catch (err) {
-        logError(`mutate pods: demand of review ${request.uid} not recorded: ${(err as Error).message}`);
+        logError(`mutate pods: demand of review ${summarizeValue(request.uid)} not recorded: ${oneLine(err)}`);
       }
     }
   };
@@ -110,16 +122,18 @@ function recordDemand(request: AdmissionRequest, now: number, intake: DemandInta
   };
   if (!isDemand(pod)) return;
   const generateName = meta.name ? undefined : meta.generateName;
-  let view: SchedulingPod | undefined;
+  // The compact scheduling view is built here, after the response has gone out, so the
+  // record keeps no reference to the rest of the review (spec, status, managedFields).
   intake.record({
     source: 'webhook',
     observedAt: now,
-    // Computed on first read: the consumer (batcher, predictor) pays for the requests and
-    // equivalence hash, and only for the records it looks at.
-    get pod() {
-      return (view ??= toSchedulingPod(pod));
-    },
-    ...(generateName ? { generateName } : {}),
-    requestUid: request.uid,
+    pod: toSchedulingPod(pod),
+    ...(typeof generateName === 'string' ? { generateName: generateName.slice(0, 253) } : {}),
+    requestUid: request.uid.slice(0, 128),
   });
+}
+
+function oneLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : 'unknown error';
+  return message.split('\n', 1)[0]!.slice(0, 300);
 }

@@ -25,6 +25,22 @@ describe('quantity', () => {
     expect(parseQuantity('1E3')).to.equal(1000);
   });
 
+  it('refuses negative quantities with one clear line (issue 10 defect 6), and reads -0 as 0', () => {
+    for (const neg of ['-1', '-1000000', '-500m', '-1Gi', -2]) {
+      expect(() => parseQuantity(neg)).to.throw(QuantityError, `invalid quantity ${JSON.stringify(neg)}: must not be negative`);
+    }
+    expect(Object.is(parseQuantity('-0'), 0)).to.equal(true);
+    expect(parseMilliCpu('+1')).to.equal(1000);
+  });
+
+  it('names an unparsable value by its type or a cut prefix, never by serializing it', () => {
+    let deep: unknown = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(() => parseQuantity(deep as string)).to.throw(QuantityError, /^invalid quantity an array$/);
+    expect(() => parseQuantity({} as string)).to.throw(QuantityError, /^invalid quantity an object$/);
+    expect(() => parseQuantity('x'.repeat(10_000))).to.throw(QuantityError, /^invalid quantity "x{64}\.\.\."$/);
+  });
+
   for (const bad of ['12Qi', '', 'Gi', '1.2.3', 'ten', '1 Gi', '--1']) {
     it(`rejects ${JSON.stringify(bad)}`, () => {
       expect(() => parseQuantity(bad)).to.throw(QuantityError, 'invalid quantity');

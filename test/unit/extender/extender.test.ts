@@ -6,7 +6,7 @@ import { DISRUPTION_ANNOTATION, ExtenderState, PROVISIONED_FOR_ANNOTATION } from
 import { packingScore } from '../../../src/extender/prioritize.js';
 import type { ExtenderFilterResult, HostPriorityList } from '../../../src/extender/types.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
-import { HttpError } from '../../../src/server/app.js';
+import { HttpError } from '../../../src/server/http-error.js';
 
 const GiB = 1024 ** 3;
 const clock = { now: () => 1234, setTimer: () => () => undefined };

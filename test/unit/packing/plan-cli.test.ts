@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -72,6 +72,20 @@ describe('headroom plan', function () {
       expect(r.stdout).to.equal('');
       const lines = r.stderr.trim().split('\n');
       expect(lines, file).to.have.length(1);
+      expect(lines[0]).to.match(want);
+    }
+  });
+
+  it('refuses negative quantities with one line naming the object and the field (issue 10)', () => {
+    const read = (f: string) => readFileSync(join(ROOT, 'test/fixtures/bad', f), 'utf8');
+    for (const [input, want] of [
+      [read('bad-quantity.yaml').replace('memory: 12Qi', 'memory: "-12Gi"'), /MachineDeployment default\/small: annotation capacity.cluster-autoscaler.kubernetes.io\/memory: invalid quantity "-12Gi": must not be negative/],
+      [read('bad-pod-quantity.yaml').replace('cpu: 1.5 cores', 'cpu: "-1000000"'), /Pod default\/web: spec.containers\[0\].resources.requests.cpu: invalid quantity "-1000000": must not be negative/],
+    ] as const) {
+      const r = headroom(['plan', '-f', '-'], input);
+      expect(r.code, r.stderr).to.equal(1);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).to.have.length(1);
       expect(lines[0]).to.match(want);
     }
   });

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import { EXTENDER_MAX_BODY_BYTES } from '../../../src/extender/routes.js';
 import { ExtenderState } from '../../../src/extender/state.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
 import { startHeadroomServer } from '../../../src/server/headroom-server.js';
 import type { RunningServer } from '../../../src/server/listen.js';
+import { MUTATE_PODS_MAX_BODY_BYTES } from '../../../src/webhook/mutate-pods.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies of varying shape
 const body = async (res: Response) => (await res.json()) as any;
@@ -87,11 +89,11 @@ describe('server app (plain HTTP on loopback)', () => {
     expect(await body(res)).to.deep.equal([{ Host: 'a', Score: 0 }]);
   });
 
-  it('answers a body over 10 MiB with 413 JSON and keeps serving', async () => {
-    const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x20);
+  it('answers a body over the webhook limit (near the apiserver\'s 3 MiB) with 413 JSON and keeps serving', async () => {
+    const big = Buffer.alloc(MUTATE_PODS_MAX_BODY_BYTES + 1, 0x20);
     const res = await post('/mutate/pods', big);
     expect(res.status).to.equal(413);
-    expect((await body(res)).message).to.match(/exceeds/);
+    expect((await body(res)).message).to.equal(`request body exceeds ${MUTATE_PODS_MAX_BODY_BYTES} bytes`);
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });
 
@@ -102,22 +104,47 @@ describe('server app (plain HTTP on loopback)', () => {
     expect((await body(res)).response.uid).to.equal('u2');
   });
 
-  it('answers a streamed (chunked) body over 10 MiB with 413', async () => {
+  it('answers a streamed (chunked) body over the extender limit with 413, read to the end (no reset)', async () => {
     const chunk = new Uint8Array(1024 * 1024).fill(0x20);
     let sent = 0;
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (sent++ < 11) controller.enqueue(chunk);
+        if (sent++ < 12) controller.enqueue(chunk);
         else controller.close();
       },
     });
     const res = await fetch(`${server.url}/scheduler/filter`, {
       method: 'POST', body: stream, headers: { 'content-type': 'application/json' }, duplex: 'half',
-    } as RequestInit).catch((e: Error) => e);
-    // The server answers 413 and closes; a client still uploading may see the reset instead.
-    if (res instanceof Error) expect(res.message).to.match(/fetch failed|socket|reset/i);
-    else expect(res.status).to.equal(413);
+    } as RequestInit);
+    expect(res.status).to.equal(413);
+    expect((await body(res)).message).to.equal(`request body exceeds ${EXTENDER_MAX_BODY_BYTES} bytes`);
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
+  });
+
+  it('lets a client that writes a whole 12 MiB body before reading get its 413 (lingering close, no reset)', async () => {
+    const { connect } = await import('node:net');
+    const size = 12 * 1024 * 1024;
+    const url = new URL(server.url);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(url.port), url.hostname);
+      let data = '';
+      sock.on('data', (c) => (data += c.toString()));
+      sock.on('error', reject);
+      sock.on('connect', async () => {
+        // As Python's urllib does: the whole body goes out before the response is read.
+        sock.write(`POST /mutate/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`);
+        const chunk = Buffer.alloc(256 * 1024, 0x20);
+        for (let sent = 0; sent < size; sent += chunk.length) {
+          if (!sock.write(chunk)) await new Promise((r) => sock.once('drain', r));
+        }
+        const deadline = Date.now() + 5000;
+        while (!data.includes('}') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        sock.destroy();
+        resolve(data);
+      });
+    });
+    expect(reply).to.match(/^HTTP\/1\.1 413 /);
+    expect(reply).to.contain('request body exceeds');
   });
 
   it('answers malformed HTTP with a 400 JSON and keeps serving', async () => {
@@ -135,10 +162,10 @@ describe('server app (plain HTTP on loopback)', () => {
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
   });
 
-  it('accepts a body just under 10 MiB', async () => {
+  it('accepts a review just under the webhook limit', async () => {
     const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', pad: '' } });
-    const padded = review.replace('"pad":""', `"pad":"${'x'.repeat(10 * 1024 * 1024 - review.length - 16)}"`);
-    expect(padded.length).to.be.below(10 * 1024 * 1024);
+    const padded = review.replace('"pad":""', `"pad":"${'x'.repeat(MUTATE_PODS_MAX_BODY_BYTES - review.length)}"`);
+    expect(padded.length).to.equal(MUTATE_PODS_MAX_BODY_BYTES);
     const res = await post('/mutate/pods', padded);
     expect(res.status).to.equal(200);
     expect((await body(res)).response.uid).to.equal('u1');

@@ -37,6 +37,25 @@ describe('DemandIntake', () => {
     expect(q.size).to.equal(2);
   });
 
+  it('is bounded in bytes, not just in count: drops the oldest past the byte budget (issue 10 defect 2)', () => {
+    const big = (i: number): DemandRecord => ({ source: 'webhook', observedAt: i, pod: { key: `ns/p${i}`, labels: { pad: 'x'.repeat(1000) } } as unknown as SchedulingPod });
+    const q = new DemandIntake(1000, { bytes: 10_000 });
+    for (let i = 0; i < 100; i++) q.record(big(i));
+    expect(q.bytes).to.be.at.most(10_000);
+    expect(q.size).to.be.within(5, 10);
+    expect(q.dropped).to.equal(100 - q.size);
+    expect(q.drain().map((r) => r.observedAt).at(-1)).to.equal(99);
+    expect(q.bytes).to.equal(0);
+  });
+
+  it('refuses (and counts) a record bigger than the per-record bound', () => {
+    const q = new DemandIntake(10, { recordBytes: 2000 });
+    q.record({ source: 'webhook', observedAt: 1, pod: { key: 'ns/huge', labels: { pad: 'x'.repeat(5000) } } as unknown as SchedulingPod });
+    q.record(rec(2));
+    expect(q.oversized).to.equal(1);
+    expect(q.drain().map((r) => r.observedAt)).to.deep.equal([2]);
+  });
+
   it('rejects a non-positive capacity', () => {
     expect(() => new DemandIntake(0)).to.throw(/capacity/);
   });

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import fastJsonPatch from 'fast-json-patch';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
-import { HttpError } from '../../../src/server/app.js';
+import { HttpError } from '../../../src/server/http-error.js';
 import { FIRST_SEEN_ANNOTATION, firstSeenOf } from '../../../src/webhook/first-seen.js';
 import { mutatePodsRoute } from '../../../src/webhook/mutate-pods.js';
 import type { AdmissionReview } from '../../../src/webhook/admission-review.js';
