@@ -5,8 +5,8 @@ import { DAY_MS, METHODS, type Method, SLOT_MS, STEP_MS, WEEK_MS, type WorkloadM
  * Pure and deterministic. Each forecaster gives the expected MAXIMUM count over
  * (now, now + horizon] (capacity must cover the peak of the window):
  * - naive: the count stays where it is;
- * - trend: the median of the least-squares slopes of four consecutive five-minute
- *   windows. A real rise shows in every window; a one-off step or jitter shows in
+ * - trend: the median of the least-squares slopes of four consecutive windows of
+ *   five minutes (fewer while history is short). A real rise shows in every window; a one-off step or jitter shows in
  *   one at most, so the median ignores it (a robust regression in the spirit of
  *   Siegel's repeated median);
  * - daily / weekly: the current count plus the profile's rise from now to the
@@ -35,10 +35,12 @@ export interface Forecast {
 }
 
 const TREND_WINDOWS = 4;
+/** Steps per trend window: as many as history allows, two to five. */
 const TREND_WINDOW_STEPS = 5;
+const MIN_TREND_WINDOW_STEPS = 2;
 const NOISE_STEPS = 60;
 /** Errors a method needs before it can be chosen or its quantile trusted. */
-export const MIN_SCORED = 10;
+export const MIN_SCORED = 5;
 /** How many robust standard deviations of step changes a rise must exceed. */
 const NOISE_Z = 2;
 
@@ -77,14 +79,14 @@ function slope(ys: number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
-/** Pods per step, robust to steps and jitter; undefined until twenty steps are seen. */
+/** Pods per step, robust to steps and jitter; undefined until eight steps are seen. */
 export function trendSlope(m: WorkloadModel): number | undefined {
   const s = series(m);
-  const need = TREND_WINDOWS * TREND_WINDOW_STEPS;
-  if (s.length < need) return undefined;
-  const tail = s.slice(-need);
+  const per = Math.min(TREND_WINDOW_STEPS, Math.floor(s.length / TREND_WINDOWS));
+  if (per < MIN_TREND_WINDOW_STEPS) return undefined;
+  const tail = s.slice(-per * TREND_WINDOWS);
   const slopes: number[] = [];
-  for (let w = 0; w < TREND_WINDOWS; w++) slopes.push(slope(tail.slice(w * TREND_WINDOW_STEPS, (w + 1) * TREND_WINDOW_STEPS)));
+  for (let w = 0; w < TREND_WINDOWS; w++) slopes.push(slope(tail.slice(w * per, (w + 1) * per)));
   return median(slopes);
 }
 

@@ -182,7 +182,9 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
       decide(c, 'not-rising');
       continue;
     }
-    const entry: HysteresisEntry = { risingSince: prev?.risingSince ?? now, engaged: prev?.engaged ?? false };
+    const entry: HysteresisEntry = {
+      risingSince: prev?.risingSince ?? now, risingFrom: Math.min(prev?.risingFrom ?? c.forecast.current, c.forecast.current), engaged: prev?.engaged ?? false,
+    };
     hysteresis[c.key] = entry;
     if (c.optOut) decide(c, 'opted-out');
     else if (!c.template) decide(c, 'no-template');
@@ -191,12 +193,14 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
     else wanted.push(c);
   }
 
-  // Per pool: act only on at least one node-equivalent, then within maxPredictedNodes / maxExtraCostPerHour.
+  // Per pool: act only once the rise so far plus the forecast excess reach one
+  // node-equivalent (a slow rise qualifies after a while, jitter never: it is not
+  // rising), then within maxPredictedNodes / maxExtraCostPerHour.
   const pods: SchedulingPod[] = [];
   for (const pool of input.pools) {
     const mine = wanted.filter((c) => c.pool === pool);
     if (mine.length === 0) continue;
-    const total = mine.reduce((a, c) => a + c.excess * c.unit!.share, 0);
+    const total = mine.reduce((a, c) => a + (c.forecast.current - hysteresis[c.key]!.risingFrom + c.excess) * c.unit!.share, 0);
     const anyEngaged = mine.some((c) => s.hysteresis[c.key]?.engaged);
     if (total < minNodes && !anyEngaged) {
       for (const c of mine) decide(c, 'below-one-node');

@@ -16,9 +16,13 @@ export interface PredictionState {
   hysteresis: Record<string, HysteresisEntry>;
 }
 
-/** A workload's acting state: rising since, engaged (holding predicted pods), quiet since. */
+/**
+ * A workload's acting state: rising since when and from which pod count, engaged
+ * (holding predicted pods), quiet (no longer rising) since.
+ */
 export interface HysteresisEntry {
   risingSince: number;
+  risingFrom: number;
   engaged: boolean;
   quietSince?: number;
 }
@@ -90,7 +94,7 @@ export function parsePredictionState(text: string): PredictionState {
   }
   for (const [k, h] of Object.entries(o.hysteresis ?? {})) {
     const e = h as HysteresisEntry | null;
-    if (e && isNum(e.risingSince) && typeof e.engaged === 'boolean') state.hysteresis[k] = e;
+    if (e && isNum(e.risingSince) && isNum(e.risingFrom) && typeof e.engaged === 'boolean') state.hysteresis[k] = e;
   }
   return boundState(state);
 }

@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1CronJob, V1Node, V1Pod } from '@kubernetes/client-node';
 import type {
   CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from '../capi/actuator.js';
@@ -71,6 +71,8 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   private readonly byId = new Map<string, SimGroup>();
   readonly nodes = new Map<string, SimNode>();
   private readonly pods = new Map<string, SimPod>();
+  /** CronJob objects of the workload driver, as an informer would list them. */
+  private readonly cronJobObjects = new Map<string, V1CronJob>();
   private readonly lanes = new Map<string, Lane>();
   /** Bound pods with required anti-affinity: they repel new pods symmetrically. */
   private readonly antiAffinityPods = new Set<SimPod>();
@@ -124,6 +126,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
       if (this.stale.has('nodes')) c.nodes = Array.from(this.nodes.values(), (n) => n.object);
       if (this.stale.has('machines')) c.machines = this.groups.flatMap((g) => g.machines.map((m) => m.object));
       if (this.stale.has('nodeGroups')) c.nodeGroups = this.groups.map((g) => this.groupObject(g));
+      if (this.stale.has('cronJobs')) c.cronJobs = [...this.cronJobObjects.values()];
       this.cache = c;
       this.stale.clear();
     }
@@ -285,7 +288,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
         },
       },
       spec: { providerID, ...(g.template.taints.length ? { taints: g.template.taints } : {}) },
-      status: { capacity: quantities, allocatable: quantities, conditions: [{ type: 'Ready', status: 'True' }] },
+      status: { capacity: quantities, allocatable: quantities, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(this.clock.now()) }] },
     };
     const node: SimNode = {
       name, group: g, machine: m, labels, allocatable, requested: {}, pods: new Set(), hostPorts: [],
@@ -340,6 +343,16 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
   /** Ready nodes. */
   readyNodes(): IterableIterator<SimNode> {
     return this.nodes.values();
+  }
+
+  // ---- Workload objects -----------------------------------------------------
+
+  /** Adds or replaces a CronJob object (the simulated CronJob controller keeps its status). */
+  putCronJob(object: V1CronJob): void {
+    const key = `${object.metadata?.namespace}/${object.metadata?.name}`;
+    const type = this.cronJobObjects.has(key) ? 'MODIFIED' : 'ADDED';
+    this.cronJobObjects.set(key, object);
+    this.changed('cronJobs', type, object);
   }
 
   // ---- Pods -----------------------------------------------------------------

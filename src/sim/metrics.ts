@@ -1,12 +1,19 @@
 /** What one policy's run produced: the `--json` summary entry and the report's series. */
 export interface PolicySummary {
   pendingSeconds: { p50: number; p95: number; p99: number; max: number };
+  /** Sum over pods of the seconds each was pending: the wait users felt, all of it. */
+  pendingPodSeconds: number;
+  /** Pods that waited more than WAITED_SECONDS for a node. */
+  waitedPods: number;
   nodeHours: number;
   cost: number;
   peakNodes: number;
   utilization: { cpu: number; memory: number };
   scaleActions: number;
 }
+
+/** A pod pending longer than this waited for capacity (scheduling itself takes well under it). */
+export const WAITED_SECONDS = 5;
 
 /** Per time bucket: the most pods pending and nodes alive in it, and cost so far at its end. */
 export interface TimeSeries {
@@ -20,7 +27,8 @@ export interface TimeSeries {
  * Collects a run's metrics incrementally: time-weighted integrals are advanced at
  * every change, so nothing is recomputed from the whole cluster.
  * - pendingSeconds: per pod, creation to binding (or to deletion / the end of the
- *   run if it never bound); nearest-rank percentiles over all pods.
+ *   run if it never bound); nearest-rank percentiles over all pods, their sum
+ *   (pendingPodSeconds) and how many pods waited over WAITED_SECONDS.
  * - nodeHours and cost: Machines are paid from creation (boot included) to deletion.
  * - utilization: requested / allocatable on Ready nodes, time-weighted.
  */
@@ -124,9 +132,17 @@ export class MetricsRecorder {
     const w = Float64Array.from(this.waits).sort();
     const pct = (p: number) => (w.length === 0 ? 0 : w[Math.min(w.length - 1, Math.ceil((p / 100) * w.length) - 1)]! / 1000);
     const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+    let pendingMs = 0;
+    let waited = 0;
+    for (const x of w) {
+      pendingMs += x;
+      if (x > WAITED_SECONDS * 1000) waited++;
+    }
     return {
       summary: {
         pendingSeconds: { p50: round(pct(50), 2), p95: round(pct(95), 2), p99: round(pct(99), 2), max: round(w.length ? w[w.length - 1]! / 1000 : 0, 2) },
+        pendingPodSeconds: round(pendingMs / 1000, 1),
+        waitedPods: waited,
         nodeHours: round(this.nodeMs / 3_600_000, 2),
         cost: round(this.costMsHours / 3_600_000, 2),
         peakNodes: this.peak,

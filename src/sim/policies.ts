@@ -4,7 +4,7 @@ import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { ffd } from '../packing/ffd.js';
 import { solve } from '../packing/solve.js';
 import type { PolicyFactory } from './policy.js';
-import { headroomPolicy } from './policies/headroom.js';
+import { SIM_PREDICTION, headroomPolicy } from './policies/headroom.js';
 import { periodicPolicy } from './policies/periodic.js';
 import { reactivePolicy } from './policies/reactive.js';
 import type { PolicyName } from './result.js';
@@ -15,7 +15,7 @@ export function simulationSnapshot(objects: ClusterObjects): ClusterSnapshot {
 }
 
 export const POLICY_FACTORIES: Record<PolicyName, PolicyFactory> = {
-  headroom: headroomPolicy({ solve: (s) => solve(s) }),
+  headroom: headroomPolicy({ solve: (s) => solve(s), prediction: SIM_PREDICTION }),
   reactive: reactivePolicy({ pack: (s) => ffd(s) }),
   periodic: periodicPolicy({ pack: (s) => ffd(s) }),
 };

@@ -15,11 +15,23 @@ export interface PolicyContext {
   scheduler: SimScheduler;
 }
 
+/** What a predicting policy forecast at `at` (virtual ms): pods now, and expected one horizon later. */
+export interface ForecastSample {
+  at: number;
+  actual: number;
+  forecast: number;
+  horizonMs: number;
+  /** Predicted (virtual) pods held. */
+  predictedPods: number;
+}
+
 /** A running policy; `stop` cancels its loops at the end of the run. */
 export interface Policy {
   stop(): void;
   /** Anything the policy could not do as specified, for the report. */
   notes?: string[];
+  /** Its forecasts, for the report's forecast-against-actual chart. */
+  forecasts?: () => readonly ForecastSample[];
 }
 
 export type PolicyFactory = (ctx: PolicyContext) => Policy | Promise<Policy>;

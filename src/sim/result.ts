@@ -19,10 +19,23 @@ export interface PolicyRun {
   actions: { at: number; group: string; from: number; to: number; node?: string; reason: string }[];
   /** What the policy could not do as specified (missing controller pieces). */
   notes: string[];
+  /** A predicting policy's forecast against actual demand, per time bucket (see forecastSeries). */
+  forecast?: ForecastSeries;
   /** Wall-clock milliseconds the run took. */
   wallMs: number;
   /** Simulated events processed. */
   events: number;
+}
+
+/**
+ * Per bucket: pods of all workloads (the last sample in the bucket) and what was
+ * forecast for that time one horizon earlier (the latest such forecast), both
+ * null where there is no sample.
+ */
+export interface ForecastSeries {
+  bucketSeconds: number;
+  actual: (number | null)[];
+  forecast: (number | null)[];
 }
 
 /** The stable `--json` shape of one trace (see issue 6). */

@@ -3,9 +3,9 @@ import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Clock } from '../provisioning/clock.js';
 import { SimCluster } from './cluster.js';
 import { MetricsRecorder } from './metrics.js';
-import type { PolicyFactory } from './policy.js';
+import type { ForecastSample, PolicyFactory } from './policy.js';
 import { Random } from './random.js';
-import type { PolicyName, PolicyRun, TraceResult } from './result.js';
+import type { ForecastSeries, PolicyName, PolicyRun, TraceResult } from './result.js';
 import { SimScheduler } from './scheduler.js';
 import type { Trace } from './trace.js';
 import { SIM_EPOCH, VirtualClock } from './virtual-clock.js';
@@ -82,5 +82,22 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
   onProgress?.(1);
   const { summary, series } = metrics.finish();
   const actions = cluster.actions.map((a) => ({ ...a, at: (a.at - SIM_EPOCH) / 1000 }));
-  return { summary, series, actions, notes: policy.notes ?? [], wallMs: performance.now() - wallStart, events };
+  const samples = policy.forecasts?.();
+  return {
+    summary, series, actions, notes: policy.notes ?? [], wallMs: performance.now() - wallStart, events,
+    ...(samples?.length ? { forecast: forecastSeries(samples, series.bucketSeconds * 1000, series.pending.length) } : {}),
+  };
+}
+
+/** Buckets forecast samples: actual at the sample time, forecast at the time it was for (one horizon later). */
+export function forecastSeries(samples: readonly ForecastSample[], bucketMs: number, buckets: number): ForecastSeries {
+  const actual = new Array<number | null>(buckets).fill(null);
+  const forecast = new Array<number | null>(buckets).fill(null);
+  for (const s of samples) {
+    const a = Math.floor((s.at - SIM_EPOCH) / bucketMs);
+    if (a >= 0 && a < buckets) actual[a] = s.actual;
+    const f = Math.floor((s.at + s.horizonMs - SIM_EPOCH) / bucketMs);
+    if (f >= 0 && f < buckets) forecast[f] = s.forecast;
+  }
+  return { bucketSeconds: bucketMs / 1000, actual, forecast };
 }

@@ -1,4 +1,4 @@
-import type { V1OwnerReference, V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { V1CronJob, V1OwnerReference, V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { SimCluster } from './cluster.js';
 import { cronTimes, parseCron } from './cron.js';
 import type { PodOwner, SimPod } from './model.js';
@@ -46,9 +46,21 @@ export class WorkloadDriver {
     // One sampler for all runs of the CronJob: the k-th pod it ever creates always runs as long.
     const durations = new Sampler(w.duration, this.seed, `cronjob/${w.namespace}/${w.name}`);
     const ordinals = { next: 0 };
+    // The CronJob object, as the controller sees it: its spec, and status.lastScheduleTime kept current.
+    const cronJob: V1CronJob = {
+      apiVersion: 'batch/v1', kind: 'CronJob',
+      metadata: { name: w.name, namespace: w.namespace, uid: `uid-cronjob-${w.namespace}-${w.name}`, creationTimestamp: new Date(start) },
+      spec: { schedule: w.schedule, jobTemplate: { spec: { parallelism: w.parallelism, completions: w.completions, template: w.template } } },
+      status: {},
+    };
+    this.cluster.putCronJob(cronJob);
     for (const t of cronTimes(schedule, this.trace.duration)) {
-      const name = `${w.name}-${Math.floor(t / 60_000)}`;
-      this.clock.at(start + t, () => new JobController(this.cluster, this.clock, w, name, durations, ordinals).start());
+      // Job names carry the scheduled minute, as the CronJob controller names them.
+      const name = `${w.name}-${Math.floor((start + t) / 60_000)}`;
+      this.clock.at(start + t, () => {
+        this.cluster.putCronJob({ ...cronJob, status: { lastScheduleTime: new Date(this.clock.now()) } });
+        new JobController(this.cluster, this.clock, w, name, durations, ordinals).start();
+      });
     }
   }
 }
@@ -102,6 +114,8 @@ function podObject(
   };
 }
 
+const POD_TEMPLATE_HASH = 'sim';
+
 /** A ReplicaSet's behaviour: keep `desired` pods; on scale-down delete unbound pods first, then the newest. */
 class DeploymentController implements PodOwner {
   private desired = 0;
@@ -111,7 +125,8 @@ class DeploymentController implements PodOwner {
   private readonly lifetimes?: Sampler;
 
   constructor(private readonly cluster: SimCluster, private readonly clock: VirtualClock, private readonly w: DeploymentWorkload, seed: number) {
-    const rs = `${w.name}-sim`;
+    // Named <deployment>-<pod-template-hash>, and its pods labelled with the hash, as the Deployment controller does.
+    const rs = `${w.name}-${POD_TEMPLATE_HASH}`;
     this.owner = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs, uid: `uid-rs-${w.namespace}-${rs}`, controller: true };
     if (w.podLifetime) this.lifetimes = new Sampler(w.podLifetime, seed, `lifetime/${w.namespace}/${w.name}`);
   }
@@ -135,6 +150,7 @@ class DeploymentController implements PodOwner {
   private create(): void {
     const k = this.ordinal++;
     const obj = podObject(this.w.template, this.w.namespace, `${this.w.name}-${k.toString(36)}`, this.owner, this.clock.now());
+    obj.metadata!.labels!['pod-template-hash'] = POD_TEMPLATE_HASH;
     const pod = this.cluster.createPod(obj, this, k);
     this.live.push(pod);
     if (this.lifetimes) {

@@ -1,8 +1,21 @@
-import type { Plan } from '../../packing/plan.js';
-import type { ClusterSnapshot } from '../../cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup, SchedulingPod } from '../../cluster/snapshot.js';
 import { Disruptor, type DisruptorOptions } from '../../disruption/disruptor.js';
+import type { Plan } from '../../packing/plan.js';
+import { predictionInput } from '../../prediction/cluster-input.js';
+import { type PredictionDecision, evaluatePrediction } from '../../prediction/predictor.js';
+import { type PredictionSettings } from '../../prediction/settings.js';
+import { type PredictionState, emptyPredictionState } from '../../prediction/state.js';
 import { Provisioner, type ProvisionerOptions } from '../../provisioning/provisioner.js';
-import type { PolicyContext, PolicyFactory } from '../policy.js';
+import type { ForecastSample, PolicyContext, PolicyFactory } from '../policy.js';
+
+export interface HeadroomPredictionOptions {
+  /** The settings every node group gets (the simulated cluster has no NodePools). */
+  settings: PredictionSettings;
+  /** How often prediction runs. Default 15 s. */
+  everyMs?: number;
+  /** Boot horizon until boots have been observed. Default 3 min. */
+  defaultBootHorizonMs?: number;
+}
 
 export interface HeadroomOptions {
   /** Headroom's solver (src/packing/solve.ts); a parameter so tests can count or swap it. */
@@ -10,32 +23,82 @@ export interface HeadroomOptions {
   provisioner?: ProvisionerOptions;
   /** The disruption loop's options; false runs without scale-down. */
   disruption?: DisruptorOptions | false;
+  /** Prediction (src/prediction) feeding predicted pods to both loops; false runs without. */
+  prediction?: HeadroomPredictionOptions | false;
 }
+
+/** What the simulator turns on by default: NodePools opt in; here every group does, uncapped. */
+export const SIM_PREDICTION: HeadroomPredictionOptions = { settings: { enabled: true, quantile: 0.9 } };
 
 /**
  * Headroom itself: the controller's Provisioner (batcher -> buildSnapshot -> solve
  * -> actuate) and Disruptor (empty-node removal, safe expiry), unchanged, with the
  * simulated cluster as their ClusterStateSource and CapiActuator and the virtual
- * clock as their Clock.
- * Not yet included, because the code does not exist yet: consolidation of
- * underutilised nodes and prediction (src/prediction).
+ * clock as their Clock; and prediction, run as the controller runs it: every
+ * `everyMs` the watched objects (pods with owner references, CronJobs, Machines,
+ * Nodes) go through predictionInput -> evaluatePrediction, and the predicted pods
+ * are both loops' extraPendingPods. The model learns only from what the cluster
+ * shows, never from the trace's future.
  */
 export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
   return (ctx: PolicyContext) => {
+    let predicted: readonly SchedulingPod[] = [];
+    const extra = opts.prediction ? { extraPendingPods: () => predicted } : {};
     const deps = { state: ctx.cluster, actuator: ctx.cluster, clock: ctx.clock, solve: opts.solve };
-    const provisioner = new Provisioner(deps, opts.provisioner ?? {});
+    const provisioner = new Provisioner(deps, { ...opts.provisioner, ...extra });
     provisioner.start();
-    const disruptor = opts.disruption === false ? undefined : new Disruptor(deps, opts.disruption ?? {});
+    const disruptor = opts.disruption === false ? undefined : new Disruptor(deps, { ...opts.disruption, ...extra });
     disruptor?.start();
+    const forecasts: ForecastSample[] = [];
+    let cancel: (() => void) | undefined;
+    if (opts.prediction) {
+      const p = opts.prediction;
+      let state: PredictionState = emptyPredictionState();
+      let groups: NodeGroup[] | undefined;
+      let signature = '';
+      const tick = () => {
+        const objects = ctx.cluster.objects();
+        groups ??= ctx.snapshot().groups;
+        const now = ctx.clock.now();
+        const input = predictionInput(objects, groups, () => p.settings, now, {
+          ...(p.defaultBootHorizonMs !== undefined ? { defaultBootHorizonMs: p.defaultBootHorizonMs } : {}),
+        });
+        const out = evaluatePrediction(state, input);
+        state = out.state;
+        predicted = out.pods;
+        forecasts.push(sample(now, input.workloads.reduce((a, w) => a + w.count, 0), out.decisions));
+        // New predicted demand is a provisioning trigger, as new pending pods are.
+        const sig = out.decisions.map((d) => `${d.key}=${d.pods}`).join(',');
+        if (sig !== signature && out.pods.length > 0) provisioner.trigger();
+        signature = sig;
+        cancel = ctx.clock.setTimer(p.everyMs ?? 15_000, tick);
+      };
+      cancel = ctx.clock.setTimer(0, tick);
+    }
     return {
       stop: () => {
+        cancel?.();
         void provisioner.stop();
         void disruptor?.stop();
       },
       notes: [
         disruptor ? 'scale-down: empty nodes only (no consolidation of underutilised nodes yet)' : 'no scale-down: disruption disabled',
-        'no prediction: src/prediction does not exist yet',
+        ...(opts.prediction ? [] : ['no prediction: disabled']),
       ],
+      forecasts: () => forecasts,
     };
   };
+}
+
+/** Pods now, and the forecast for one horizon ahead (pods now plus the forecast excess), over all workloads. */
+function sample(now: number, actual: number, decisions: readonly PredictionDecision[]): ForecastSample {
+  let excess = 0;
+  let horizonMs = 0;
+  let pods = 0;
+  for (const d of decisions) {
+    excess += d.excess;
+    pods += d.pods;
+    horizonMs = Math.max(horizonMs, d.horizonMs);
+  }
+  return { at: now, actual, forecast: actual + excess, horizonMs, predictedPods: pods };
 }

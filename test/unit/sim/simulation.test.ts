@@ -45,6 +45,8 @@ describe('simulation', function () {
     expect(up[0]!.at).to.equal(11);
     expect(up[0]!.to).to.equal(3); // 10 pods x 1 cpu on 4-cpu nodes
     expect(r.summary.pendingSeconds.max).to.equal(61); // batch (1 s) + boot (60 s)
+    expect(r.summary.pendingPodSeconds).to.equal(610); // all ten waited 61 s
+    expect(r.summary.waitedPods).to.equal(10);
     const downs = r.actions.filter((a) => a.to < a.from);
     expect(downs).to.have.length(3);
     for (const d of downs) expect(d.at).to.be.within(600 + 30, 600 + 40);
@@ -138,5 +140,46 @@ describe('simulation', function () {
       { kind: 'Deployment', name: 'web', replicas: 4, template: podTemplate('web', '500m', '1Gi', { topologySpreadConstraints: spread('Honor') }) },
     ]), 'headroom', 1, idle);
     expect(honour.summary.pendingSeconds.max).to.equal(0);
+  });
+
+  describe('headroom with prediction', () => {
+    it('has nodes Ready before a CronJob fires (learned from its schedule), and releases them after', async () => {
+      const t = trace('cron', '3h', [group({ name: 'md', cpu: '4', memory: '16Gi', price: '0.2', boot: '60s' })], [{
+        kind: 'CronJob', name: 'batch', schedule: '10,47 * * * *', completions: 8, parallelism: 8, duration: '5m',
+        template: podTemplate('batch', '1', '1Gi'),
+      }]);
+      const reactive = await run(t, 'reactive');
+      const headroom = await run(t, 'headroom');
+      expect(reactive.summary.waitedPods).to.equal(6 * 8);
+      expect(headroom.summary.waitedPods).to.equal(0);
+      expect(headroom.summary.pendingPodSeconds).to.be.lessThan(1);
+      // Scaled up ahead of each run (at most the horizon, 3 min boot default + 1 min lead), and down between runs.
+      const ups = headroom.actions.filter((a) => a.to > a.from).map((a) => a.at);
+      for (const run of [10, 47, 70, 107, 130, 167].map((m) => m * 60)) {
+        expect(ups.some((at) => at < run && at >= run - 4 * 60 - 15), `scale-up before ${run}`).to.equal(true);
+      }
+      expect(headroom.actions.filter((a) => a.to < a.from).length).to.be.at.least(5);
+      expect(headroom.summary.cost).to.be.lessThan(reactive.summary.cost * 1.5);
+      expect(headroom.forecast?.forecast.some((f) => f !== null && f > 0)).to.equal(true);
+    });
+
+    it('forecasts a steady rise from the pods it sees: most pods never wait', async () => {
+      const t = trace('rise', '3h', [group({ name: 'md', cpu: '4', memory: '16Gi', price: '0.2', boot: '90s' })], [{
+        kind: 'Deployment', name: 'web', template: podTemplate('web', '500m', '1Gi'),
+        replicas: { points: [{ at: '0s', replicas: 10 }, { at: '3h', replicas: 370 }], interpolation: 'linear', every: '30s' },
+      }]);
+      const reactive = await run(t, 'reactive');
+      const headroom = await run(t, 'headroom');
+      expect(headroom.summary.pendingPodSeconds).to.be.lessThan(0.2 * reactive.summary.pendingPodSeconds);
+      expect(headroom.summary.cost).to.be.lessThan(1.15 * reactive.summary.cost);
+    });
+
+    it('does not chase jitter: on the noise trace it costs no more than reactive', async () => {
+      const t = { ...loadBuiltinTrace('noise'), duration: 90 * 60_000 };
+      const reactive = await run(t, 'reactive');
+      const headroom = await run(t, 'headroom');
+      expect(headroom.summary.cost).to.be.at.most(1.05 * reactive.summary.cost);
+      expect(headroom.summary.pendingPodSeconds).to.be.at.most(reactive.summary.pendingPodSeconds);
+    });
   });
 });
