@@ -42,6 +42,9 @@ Options:
                                  across restarts (default headroom-prediction; written by the leader only)
   --boot-horizon DURATION        node boot time assumed for a node group until boots are observed
                                  (Machine created -> Node Ready), a Go duration (default 3m)
+  --provisioning-request-booking-duration MS
+                                 how long a Provisioned ProvisioningRequest's capacity is held for
+                                 the pods that consume it (default 600000, 10 minutes)
   --leader-elect                 elect a leader on a Lease (run two replicas for HA)
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
@@ -98,6 +101,7 @@ export const controllerCommand: Command = {
     prediction: { type: 'string' },
     'prediction-state-configmap': { type: 'string' },
     'boot-horizon': { type: 'string' },
+    'provisioning-request-booking-duration': { type: 'string' },
     'leader-elect': { type: 'boolean' },
     'leader-election-namespace': { type: 'string' },
     'leader-election-id': { type: 'string' },
@@ -112,6 +116,7 @@ export const controllerCommand: Command = {
   async run(values) {
     const idleMs = positiveMs(values['batch-idle-duration'] as string | undefined, '--batch-idle-duration', DEFAULT_BATCH.idleMs);
     const maxMs = positiveMs(values['batch-max-duration'] as string | undefined, '--batch-max-duration', Math.max(DEFAULT_BATCH.maxMs, idleMs));
+    const bookingMs = positiveMs(values['provisioning-request-booking-duration'] as string | undefined, '--provisioning-request-booking-duration', 600_000);
     if (maxMs < idleMs) throw new UsageError('controller: --batch-max-duration must be at least --batch-idle-duration');
     const address = parseAddress((values['metrics-address'] as string | undefined) ?? '127.0.0.1:8080');
     let discovery;
@@ -172,6 +177,7 @@ export const controllerCommand: Command = {
       ...(disruptionRaw === undefined ? {} : { disruption: disruptionRaw === 'true' ? {} : false as const }),
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
+      provisioningRequestBookingMs: bookingMs,
       registry,
       ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs, state: { namespace: stateNamespace, name: stateName } } } : {}),
       ...(values['leader-elect'] ? {

@@ -7,6 +7,9 @@ import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { LoadError, type LoadInput, loadObjects } from '../cluster/load-objects.js';
 import type { Plan } from '../packing/plan.js';
 import { solve } from '../packing/solve.js';
+import { capacityBufferPods, resolveCapacityBuffers, type BufferResolution } from '../provisioning/capacity-buffers.js';
+import { applyDecisions, decideProvisioningRequests, provisioningRequestPods, type RequestDecision } from '../provisioning/provisioning-requests.js';
+import { withStandalonePools } from '../provisioning/standalone.js';
 import { type Command, CliError, UsageError } from './command.js';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
@@ -41,15 +44,34 @@ export function readInputs(paths: readonly string[]): LoadInput[] {
   return out;
 }
 
-/** Load, model and solve; every input problem becomes one CliError line naming the object and field. */
-export function planFromInputs(inputs: readonly LoadInput[], onWarning?: (msg: string) => void): Plan {
+/** What `headroom plan` reports: the plan, and how the capacity APIs in the input were served. */
+export interface PlanResult {
+  plan: Plan;
+  capacityBuffers: BufferResolution[];
+  provisioningRequests: RequestDecision[];
+}
+
+/**
+ * Load, model and solve as the controller does: ProvisioningRequests decided first
+ * (atomic ones that fit are booked), then one solve for the pending pods plus the
+ * CapacityBuffer chunks and the atomic bookings. Every input problem becomes one
+ * CliError line naming the object and field; an invalid buffer or request is reported
+ * in the result (as the controller reports it in its status), not fatal.
+ */
+export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (msg: string) => void, now = Date.now()): Promise<PlanResult> {
   try {
-    const objects = loadObjects(inputs);
-    const snapshot = buildSnapshot(objects, {
+    const loaded = loadObjects(inputs);
+    const provisioningRequests = await decideProvisioningRequests(loaded, now, solve);
+    const objects = applyDecisions(loaded, provisioningRequests);
+    const capacityBuffers = resolveCapacityBuffers(objects);
+    for (const b of capacityBuffers) if (b.problem) onWarning?.(`CapacityBuffer ${b.namespace}/${b.name}: ${b.problem.message}`);
+    const extraPendingPods = [...capacityBufferPods(objects), ...provisioningRequestPods(objects)];
+    const built = buildSnapshot(objects, {
       strict: true,
       onIssue: (i) => { if (i.severity === 'warning') onWarning?.(i.message); },
+      ...(extraPendingPods.length ? { extraPendingPods } : {}),
     });
-    return solve(snapshot);
+    return { plan: solve(withStandalonePools(built, objects).snapshot), capacityBuffers, provisioningRequests };
   } catch (err) {
     if (err instanceof LoadError || err instanceof ObjectValidationError || err instanceof NodePoolError || err instanceof QuantityError) {
       throw new CliError(oneLine(err.message));
@@ -62,13 +84,26 @@ function oneLine(s: string): string {
   return s.split('\n')[0]!.trim();
 }
 
-/** The JSON contract of `headroom plan -o json`: exactly these keys, in this order. */
-export function planJson(plan: Plan): string {
+/** The JSON contract of `headroom plan -o json`: exactly these keys, in this order (the capacity APIs' only when the input has them). */
+export function planJson(result: PlanResult): string {
+  const { plan } = result;
   const out = {
     scaleUps: plan.scaleUps.map((s) => ({ kind: s.kind, namespace: s.namespace, name: s.name, from: s.from, to: s.to })),
     placements: plan.placements.map((p) => ('node' in p ? { pod: p.pod, node: p.node } : { pod: p.pod, group: p.group, newNode: p.newNode })),
     unschedulable: plan.unschedulable.map((u) => ({ pod: u.pod, reason: u.reason })),
     cost: { addedPerHour: plan.cost.addedPerHour },
+    ...(result.capacityBuffers.length ? {
+      capacityBuffers: result.capacityBuffers.map((b) => ({
+        namespace: b.namespace, name: b.name, chunks: b.replicas,
+        ...(b.quota ? { limitedByQuotas: b.quota.quotas } : {}), ...(b.problem ? { problem: b.problem.message } : {}),
+      })),
+    } : {}),
+    ...(result.provisioningRequests.length ? {
+      provisioningRequests: result.provisioningRequests.map((d) => ({
+        namespace: d.namespace, name: d.name, class: d.className,
+        conditions: d.set.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+      })),
+    } : {}),
   };
   return JSON.stringify(out, null, 2);
 }
@@ -78,8 +113,9 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')}`.trimEnd());
 }
 
-/** The readable form: scale-ups, placements, unschedulable pods with reasons, cost. */
-export function planText(plan: Plan): string {
+/** The readable form: scale-ups, placements, unschedulable pods with reasons, cost, capacity APIs. */
+export function planText(result: PlanResult): string {
+  const { plan } = result;
   const lines: string[] = [];
   if (plan.scaleUps.length === 0) {
     lines.push('Scale up: nothing');
@@ -99,6 +135,19 @@ export function planText(plan: Plan): string {
   if (plan.unschedulable.length) lines.push(...table([['POD', 'REASON'], ...plan.unschedulable.map((u) => [u.pod, u.reason])]));
   lines.push('');
   lines.push(`Added cost: ${plan.cost.addedPerHour.toFixed(4)} per hour`);
+  if (result.capacityBuffers.length) {
+    lines.push('', `Capacity buffers: ${result.capacityBuffers.length}`);
+    lines.push(...table([['BUFFER', 'CHUNKS', 'NOTE'], ...result.capacityBuffers.map((b) => [
+      `${b.namespace}/${b.name}`, String(b.replicas),
+      b.problem?.message ?? (b.quota ? `limited from ${b.quota.from} by quota ${b.quota.quotas.join(', ')}` : ''),
+    ])]));
+  }
+  if (result.provisioningRequests.length) {
+    lines.push('', `Provisioning requests: ${result.provisioningRequests.length}`);
+    lines.push(...table([['REQUEST', 'CONDITION', 'REASON', 'MESSAGE'], ...result.provisioningRequests.flatMap((d) => d.set.map((c) => [
+      `${d.namespace}/${d.name}`, `${c.type}=${c.status}`, c.reason, c.message,
+    ]))]));
+  }
   return lines.join('\n');
 }
 
@@ -109,7 +158,10 @@ export const planCommand: Command = {
     'Usage: headroom plan -f FILE|DIR|- [-f ...] [-o json|text]',
     '',
     'Reads Pods, Nodes, DaemonSets, PVs, PVCs, StorageClasses, Namespaces, Cluster API',
-    'MachineDeployments / MachineSets / MachinePools / Machines and headroom.dev NodePools',
+    'MachineDeployments / MachineSets / MachinePools / Machines, headroom.dev NodePools, and',
+    'SIG Autoscaling CapacityBuffers and ProvisioningRequests with what they reference',
+    '(PodTemplates, ResourceQuotas, and the Deployments / StatefulSets / ReplicaSets / Jobs',
+    'behind a scalableRef)',
     '(multi-document YAML, JSON, a List, or `kubectl get -o yaml` output) and prints',
     'which node groups Headroom would scale, where each pending pod would run, which',
     'pods cannot run and why, and the added cost per hour.',
@@ -127,8 +179,8 @@ export const planCommand: Command = {
     if (files.length === 0) throw new UsageError('plan: -f FILE|DIR|- is required');
     const output = values.output as string;
     if (output !== 'json' && output !== 'text') throw new UsageError(`plan: unknown output format "${output}" (json or text)`);
-    const plan = planFromInputs(readInputs(files), (msg) => console.error(`headroom: warning: ${oneLine(msg)}`));
-    process.stdout.write(`${output === 'json' ? planJson(plan) : planText(plan)}\n`);
+    const result = await planFromInputs(readInputs(files), (msg) => console.error(`headroom: warning: ${oneLine(msg)}`));
+    process.stdout.write(`${output === 'json' ? planJson(result) : planText(result)}\n`);
     return 0;
   },
 };

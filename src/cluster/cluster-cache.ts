@@ -9,6 +9,9 @@ import { Informer, type InformerOptions, type ResourcePath } from './informer.js
 import type { ClusterObjects } from './objects.js';
 import type { ClusterStateSource, StateChange } from './state.js';
 import { NODEPOOL_GROUP, NODEPOOL_PLURAL, NODEPOOL_VERSION } from '../api/nodepool.js';
+import { CAPACITY_BUFFER_GROUP, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_VERSIONS } from '../api/capacity-buffer.js';
+import { PROVISIONING_REQUEST_PLURAL, PROVISIONING_REQUEST_VERSIONS } from '../api/provisioning-request.js';
+import type { ObservedScale } from './objects.js';
 
 /**
  * The controller's view of the cluster: one Informer per watched resource, read
@@ -18,8 +21,6 @@ import { NODEPOOL_GROUP, NODEPOOL_PLURAL, NODEPOOL_VERSION } from '../api/nodepo
  * kubeconfig both clients point at the same cluster.
  */
 
-export const CAPACITY_BUFFER_GROUP = 'autoscaling.x-k8s.io';
-const CAPACITY_BUFFER_VERSIONS = ['v1beta1', 'v1alpha1'];
 
 export interface ClusterCacheOptions {
   workload: KubeClient;
@@ -48,6 +49,10 @@ export class ClusterCache implements ClusterStateSource {
   private readonly listeners = new Set<(kind: Kind, change?: StateChange) => void>();
   private cached: ClusterObjects | undefined;
   capiVersion: CapiVersion | undefined;
+  /** The served versions Headroom reads (and writes status at), when installed. */
+  capacityBufferVersion: string | undefined;
+  provisioningRequestVersion: string | undefined;
+  private scales: ObservedScale[] = [];
   /** Resources that are optional and absent (e.g. no CapacityBuffer CRD). */
   readonly absent: string[] = [];
   private started = false;
@@ -90,19 +95,34 @@ export class ClusterCache implements ClusterStateSource {
     const nodePoolVersion = await discoverResourceVersion(management, NODEPOOL_GROUP, NODEPOOL_PLURAL, [NODEPOOL_VERSION]);
     if (nodePoolVersion) add('nodePools', management, { group: NODEPOOL_GROUP, version: nodePoolVersion, plural: NODEPOOL_PLURAL });
     else this.absent.push(`${NODEPOOL_PLURAL}.${NODEPOOL_GROUP}`);
-    // CapacityBuffers describe workload pods: they live in the workload cluster, next to
-    // the PodTemplates they reference (watched only when buffers are served).
-    const bufferVersion = await discoverResourceVersion(workload, CAPACITY_BUFFER_GROUP, 'capacitybuffers', CAPACITY_BUFFER_VERSIONS);
-    if (bufferVersion) {
-      add('capacityBuffers', workload, { group: CAPACITY_BUFFER_GROUP, version: bufferVersion, plural: 'capacitybuffers', ...podNs });
-      add('podTemplates', workload, { group: '', version: 'v1', plural: 'podtemplates', ...podNs });
+    // CapacityBuffers and ProvisioningRequests describe workload pods: they live in the
+    // workload cluster, next to the PodTemplates (and workloads, quotas) they reference,
+    // which are watched only when one of the two APIs is served.
+    this.capacityBufferVersion = await discoverResourceVersion(workload, CAPACITY_BUFFER_GROUP, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_VERSIONS);
+    this.provisioningRequestVersion = await discoverResourceVersion(workload, CAPACITY_BUFFER_GROUP, PROVISIONING_REQUEST_PLURAL, PROVISIONING_REQUEST_VERSIONS);
+    if (this.capacityBufferVersion) {
+      add('capacityBuffers', workload, { group: CAPACITY_BUFFER_GROUP, version: this.capacityBufferVersion, plural: CAPACITY_BUFFER_PLURAL, ...podNs });
+      // What a scalableRef names (Deployments and StatefulSets below), and the quotas that cap a buffer.
+      add('replicaSets', workload, { group: 'apps', version: 'v1', plural: 'replicasets', ...podNs });
+      add('jobs', workload, { group: 'batch', version: 'v1', plural: 'jobs', ...podNs });
+      add('resourceQuotas', workload, { group: '', version: 'v1', plural: 'resourcequotas', ...podNs });
     } else {
-      this.absent.push(`capacitybuffers.${CAPACITY_BUFFER_GROUP}`);
+      this.absent.push(`${CAPACITY_BUFFER_PLURAL}.${CAPACITY_BUFFER_GROUP}`);
+    }
+    if (this.provisioningRequestVersion) {
+      add('provisioningRequests', workload, { group: CAPACITY_BUFFER_GROUP, version: this.provisioningRequestVersion, plural: PROVISIONING_REQUEST_PLURAL, ...podNs });
+    } else {
+      this.absent.push(`${PROVISIONING_REQUEST_PLURAL}.${CAPACITY_BUFFER_GROUP}`);
+    }
+    if (this.capacityBufferVersion || this.provisioningRequestVersion) {
+      add('podTemplates', workload, { group: '', version: 'v1', plural: 'podtemplates', ...podNs });
     }
 
-    if (this.opts.workloads) {
+    if (this.opts.workloads || this.capacityBufferVersion) {
       add('deployments', workload, { group: 'apps', version: 'v1', plural: 'deployments', ...podNs });
       add('statefulSets', workload, { group: 'apps', version: 'v1', plural: 'statefulsets', ...podNs });
+    }
+    if (this.opts.workloads) {
       add('cronJobs', workload, { group: 'batch', version: 'v1', plural: 'cronjobs', ...podNs });
       add('horizontalPodAutoscalers', workload, { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers', ...podNs });
     }
@@ -146,7 +166,7 @@ export class ClusterCache implements ClusterStateSource {
     const out: ClusterObjects = {
       pods: [], nodes: [], daemonSets: [], podDisruptionBudgets: [], persistentVolumes: [],
       persistentVolumeClaims: [], storageClasses: [], nodeGroups: [], machines: [], nodePools: [],
-      capacityBuffers: [], namespaces: [], podTemplates: [],
+      capacityBuffers: [], namespaces: [], podTemplates: [], scales: this.scales,
     };
     for (const { kind, informer } of this.informers) {
       const items = informer.list();
@@ -157,6 +177,17 @@ export class ClusterCache implements ClusterStateSource {
     }
     this.cached = out;
     return out;
+  }
+
+  /**
+   * The scale subresources read for scalableRefs of kinds without an informer
+   * (ScaleReader); they join objects() like a watched kind.
+   */
+  setScales(scales: ObservedScale[]): void {
+    if (JSON.stringify(scales) === JSON.stringify(this.scales)) return;
+    this.scales = scales;
+    this.cached = undefined;
+    for (const fn of this.listeners) fn('scales');
   }
 
   onChange(fn: (kind: Kind, change?: StateChange) => void): () => void {

@@ -33,7 +33,13 @@ const CORE: Record<string, Bucket> = {
   'v1/PersistentVolumeClaim': 'persistentVolumeClaims',
   'v1/Namespace': 'namespaces',
   'v1/PodTemplate': 'podTemplates',
+  'v1/ResourceQuota': 'resourceQuotas',
   'apps/v1/DaemonSet': 'daemonSets',
+  // What a CapacityBuffer's scalableRef names.
+  'apps/v1/Deployment': 'deployments',
+  'apps/v1/StatefulSet': 'statefulSets',
+  'apps/v1/ReplicaSet': 'replicaSets',
+  'batch/v1/Job': 'jobs',
   'policy/v1/PodDisruptionBudget': 'podDisruptionBudgets',
   'storage.k8s.io/v1/StorageClass': 'storageClasses',
 };
@@ -42,7 +48,7 @@ const CORE: Record<string, Bucket> = {
 const BY_GROUP: Record<string, Record<string, Bucket>> = {
   'cluster.x-k8s.io': { MachineDeployment: 'nodeGroups', MachineSet: 'nodeGroups', MachinePool: 'nodeGroups', Machine: 'machines' },
   'headroom.dev': { NodePool: 'nodePools' },
-  'autoscaling.x-k8s.io': { CapacityBuffer: 'capacityBuffers' },
+  'autoscaling.x-k8s.io': { CapacityBuffer: 'capacityBuffers', ProvisioningRequest: 'provisioningRequests' },
 };
 
 /** Which ClusterObjects list an object belongs to, or undefined for kinds we ignore. */

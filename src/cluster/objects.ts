@@ -28,11 +28,37 @@ export interface ClusterObjects {
   namespaces: KubernetesObject[];
   /** core/v1 PodTemplates, for CapacityBuffers' podTemplateRef (absent when not watched). */
   podTemplates?: KubernetesObject[];
-  /** Workloads, for prediction's signals (src/cluster/workload-signals.ts); absent when not watched. */
+  /**
+   * Workloads: prediction's signals (src/cluster/workload-signals.ts), and what a
+   * CapacityBuffer's scalableRef names (with ReplicaSets and Jobs); absent when not watched.
+   */
   deployments?: KubernetesObject[];
   statefulSets?: KubernetesObject[];
+  replicaSets?: KubernetesObject[];
+  jobs?: KubernetesObject[];
   cronJobs?: KubernetesObject[];
   horizontalPodAutoscalers?: KubernetesObject[];
+  /** Scale subresources read for scalableRefs of other kinds (the controller reads them). */
+  scales?: ObservedScale[];
+  /** core/v1 ResourceQuotas, which cap CapacityBuffers (LimitedByQuotas). */
+  resourceQuotas?: KubernetesObject[];
+  /** autoscaling.x-k8s.io ProvisioningRequests. */
+  provisioningRequests?: UnstructuredObject[];
+}
+
+/**
+ * What the scale subresource of a scalableRef's object said: its replicas and pod
+ * label selector, or why it could not be read (no such kind, no scale subresource).
+ */
+export interface ObservedScale {
+  apiGroup: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  replicas?: number;
+  /** status.selector, the label-selector string the scale subresource reports. */
+  selector?: string;
+  error?: string;
 }
 
 export type UnstructuredObject = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };

@@ -9,7 +9,12 @@ import type { InformerOptions } from '../cluster/informer.js';
 import { Disruptor, type DisruptionReport, type DisruptorOptions } from '../disruption/disruptor.js';
 import { solve as solveInProcess } from '../packing/solve.js';
 import type { BatcherOptions } from '../provisioning/batcher.js';
+import { ScaleReader } from '../cluster/scale-reader.js';
 import { capacityBufferPods } from '../provisioning/capacity-buffers.js';
+import { combinePredictedSources, type PredictedPodSource } from '../provisioning/predicted-sources.js';
+import { bookedPods, provisioningRequestPods } from '../provisioning/provisioning-requests.js';
+import { CapacityBufferStatusWriter } from './capacity-buffer-status.js';
+import { ProvisioningRequestWriter } from './provisioning-request-status.js';
 import { systemClock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import { Provisioner, type CycleReport, type SolveFn } from '../provisioning/provisioner.js';
@@ -66,6 +71,15 @@ export interface ControllerOptions {
    */
   prediction?: PredictionOptions;
   log?: (msg: string) => void;
+  /** How long a Provisioned ProvisioningRequest's capacity is held for its pods. Default 10 min. */
+  provisioningRequestBookingMs?: number;
+  /** How often the leader refreshes CapacityBuffer and ProvisioningRequest status. Default 5 s. */
+  capacityStatusIntervalMs?: number;
+  /**
+   * More sources of predicted pods (forecasts), for both the provisioner and the
+   * disruption what-if, next to CapacityBuffers and ProvisioningRequest bookings.
+   */
+  predictedSources?: PredictedPodSource[];
 }
 
 export interface PredictionOptions {
@@ -86,6 +100,9 @@ export class Controller {
   private metrics: ControllerMetrics | undefined;
   private latency: PodLatencyTracker | undefined;
   private poolStatus: NodePoolStatusWriter | undefined;
+  private bufferStatus: CapacityBufferStatusWriter | undefined;
+  private requestStatus: ProvisioningRequestWriter | undefined;
+  private lastCycle: CycleReport | undefined;
   private unsubscribeIntake: (() => void) | undefined;
   private leading = false;
   private readonly log: (msg: string) => void;
@@ -158,11 +175,13 @@ export class Controller {
       log: this.log,
       onIssue: (i) => this.log(`snapshot ${i.severity}: ${i.message}`),
       onCycle: (r) => {
+        this.lastCycle = r;
         this.metrics?.observeCycle(r);
         this.opts.onCycle?.(r);
       },
     }, {
-      extraPendingPods: capacityBufferPods,
+      // Capacity to scale for: buffers and atomic bookings (check-capacity never scales).
+      extraPendingPods: combinePredictedSources([capacityBufferPods, provisioningRequestPods, ...(this.opts.predictedSources ?? [])]),
       ...(this.opts.batch ? { batch: this.opts.batch } : {}),
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
     });
@@ -181,12 +200,34 @@ export class Controller {
           this.metrics?.observeDisruption(r);
           this.opts.onDisruption?.(r);
         },
-      }, { extraPendingPods: capacityBufferPods, ...(this.opts.disruption ?? {}) });
+      }, {
+        // Capacity to keep: buffers and every booking.
+        extraPendingPods: combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])]),
+        ...(this.opts.disruption ?? {}),
+      });
       this.disruptor.start();
     }
     if (!this.opts.dryRun) {
       this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient, this.log, this.opts.nodePoolStatusIntervalMs);
       this.poolStatus.start();
+      const intervalMs = this.opts.capacityStatusIntervalMs ?? 5000;
+      if (this.cache.capacityBufferVersion) {
+        this.bufferStatus = new CapacityBufferStatusWriter({
+          cache: this.cache, client: this.workloadClient, scales: new ScaleReader(this.workloadClient), log: this.log,
+          lastCycle: () => this.lastCycle, onChunksChanged: () => this.provisioner?.trigger(), intervalMs,
+        });
+        this.bufferStatus.start();
+      }
+      if (this.cache.provisioningRequestVersion) {
+        this.requestStatus = new ProvisioningRequestWriter({
+          cache: this.cache, client: this.workloadClient, plan: this.opts.solve ?? solveInProcess, log: this.log, intervalMs,
+          events: new EventRecorder(this.workloadClient, (err) => this.log(`event: ${(err as Error).message}`)),
+          ...(this.opts.provisioningRequestBookingMs !== undefined ? { bookingMs: this.opts.provisioningRequestBookingMs } : {}),
+          onOutcome: (cls, outcome) => this.metrics?.observeProvisioningRequest(cls, outcome),
+          onBooked: () => this.provisioner?.trigger(),
+        });
+        this.requestStatus.start();
+      }
     }
     if (this.opts.intake) this.unsubscribeIntake = this.opts.intake.subscribe(() => this.provisioner?.trigger());
   }
@@ -198,6 +239,10 @@ export class Controller {
     this.unsubscribeIntake?.();
     this.poolStatus?.stop();
     this.poolStatus = undefined;
+    this.bufferStatus?.stop();
+    this.bufferStatus = undefined;
+    this.requestStatus?.stop();
+    this.requestStatus = undefined;
     const p = this.provisioner;
     this.provisioner = undefined;
     const d = this.disruptor;
@@ -219,6 +264,8 @@ export class Controller {
   kill(): void {
     this.leading = false;
     this.poolStatus?.stop();
+    this.bufferStatus?.stop();
+    this.requestStatus?.stop();
     void this.provisioner?.stop();
     this.provisioner = undefined;
     void this.disruptor?.stop();

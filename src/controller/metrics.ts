@@ -3,6 +3,7 @@ import type { CapiActuator } from '../capi/actuator.js';
 import type { KubeActuator } from '../capi/kube-actuator.js';
 import type { ClusterCache } from '../cluster/cluster-cache.js';
 import type { DisruptionReport } from '../disruption/disruptor.js';
+import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/provisioner.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
 
@@ -16,6 +17,8 @@ export interface ControllerMetrics {
   observeDisruption(report: DisruptionReport): void;
   observePodReady(seconds: number): void;
   setLeader(leading: boolean): void;
+  /** A ProvisioningRequest transition (accepted, provisioned, capacity-not-found, ...). */
+  observeProvisioningRequest(className: string, outcome: string): void;
 }
 
 export function registerControllerMetrics(registry: Registry, cache: ClusterCache, actuator?: CapiActuator): ControllerMetrics {
@@ -102,7 +105,26 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     registers: [registry],
   });
   const leader = new Gauge({ name: `${p}leader`, help: '1 while this replica is the leader.', registers: [registry] });
+  const provisioningRequests = new Counter({
+    name: `${p}provisioning_requests_total`,
+    help: 'ProvisioningRequest transitions written, by provisioning class and outcome (accepted, capacity-found, provisioned, capacity-not-found, failed, booking-expired).',
+    labelNames: ['class', 'outcome'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${p}capacity_buffer_chunks`,
+    help: 'Chunks each CapacityBuffer resolves to (after limits and quotas); 0 for buffers not served.',
+    labelNames: ['namespace', 'name'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const b of resolveCapacityBuffers(cache.objects())) this.set({ namespace: b.namespace, name: b.name }, b.replicas);
+    },
+  });
   return {
+    observeProvisioningRequest(className, outcome) {
+      provisioningRequests.inc({ class: className, outcome });
+    },
     observeCycle(r) {
       cycles.inc({ outcome: r.skipped ?? (r.scaleUps.some((u) => u.error) ? 'error' : 'ok') });
       pending.set(r.pendingPods);

@@ -47,6 +47,13 @@ export interface CycleReport {
   solveMs: number;
   scaleUps: Array<TrimmedScaleUp & { result?: { replicas: number; written: boolean }; error?: string }>;
   unschedulable: number;
+  /**
+   * Predicted pods the solve found no room for, by owner (`CapacityBuffer/ns/name`,
+   * `ProvisioningRequest/ns/name`): how many and the solver's first reason.
+   */
+  predictedUnplaced?: Record<string, { count: number; reason: string }>;
+  /** Owners of the predicted pods this cycle planned for. */
+  predictedOwners?: string[];
   /** Time from cycle start to the state source showing every write. */
   observedMs?: number;
   durationMs: number;
@@ -90,7 +97,7 @@ function mayBeDemand(pod: V1Pod): boolean {
   }
 }
 
-const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodeGroups', 'nodePools', 'capacityBuffers']);
+const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodeGroups', 'nodePools', 'capacityBuffers', 'provisioningRequests']);
 
 /**
  * Does this change open (or extend) a batch window? Like Karpenter, only new
@@ -110,6 +117,26 @@ export function isTrigger(kind: keyof ClusterObjects, change?: StateChange): boo
   // Node groups churn status while nodes boot; only new or removed groups are news.
   if (kind === 'nodeGroups') return change.type !== 'MODIFIED';
   return true;
+}
+
+/** Fills report.predictedOwners / predictedUnplaced from the plan (status writers read them). */
+function predictedOutcome(report: CycleReport, snapshot: ClusterSnapshot, plan: Plan): void {
+  const owners = new Set<string>();
+  const byKey = new Map<string, string>();
+  for (const p of snapshot.pendingPods) {
+    if (!p.predicted || !p.owner) continue;
+    owners.add(p.owner);
+    byKey.set(p.key, p.owner);
+  }
+  const unplaced: NonNullable<CycleReport['predictedUnplaced']> = {};
+  for (const u of plan.unschedulable) {
+    const owner = byKey.get(u.pod);
+    if (!owner) continue;
+    const e = (unplaced[owner] ??= { count: 0, reason: u.reason });
+    e.count++;
+  }
+  report.predictedOwners = [...owners].sort();
+  report.predictedUnplaced = unplaced;
 }
 
 export class Provisioner {
@@ -230,6 +257,7 @@ export class Provisioner {
     const plan = await this.deps.solve(snapshot);
     report.solveMs = clock.now() - t0;
     report.unschedulable = plan.unschedulable.length;
+    if (extraPendingPods?.length) predictedOutcome(report, snapshot, plan);
     this.explainUnschedulable(plan, snapshot, clock.now());
 
     const podsByGroup = new Map<string, PodRef[]>();

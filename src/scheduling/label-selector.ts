@@ -56,3 +56,33 @@ const INTEGER = /^[+-]?[0-9]+$/;
 function parseInteger(s: string): number | undefined {
   return INTEGER.test(s) ? Number(s) : undefined;
 }
+
+/**
+ * A label selector in its string form (the scale subresource's status.selector,
+ * `kubectl -l`): comma-separated `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`,
+ * `k notin (a,b)`, all ANDed. An empty string matches everything; a term this parser
+ * cannot read matches nothing.
+ */
+export function matchesSelectorString(selector: string, labels: Record<string, string>): boolean {
+  const has = (k: string) => Object.prototype.hasOwnProperty.call(labels, k);
+  const terms = selector.match(/[^,(]+(\([^)]*\))?/g) ?? [];
+  for (const raw of terms) {
+    const t = raw.trim();
+    if (t === '') continue;
+    let m: RegExpMatchArray | null;
+    if ((m = t.match(/^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
+      const values = m[3]!.split(',').map((v) => v.trim());
+      const inSet = has(m[1]!) && values.includes(labels[m[1]!]!);
+      if (m[2] === 'in' ? !inSet : inSet) return false;
+    } else if ((m = t.match(/^([^\s!=]+)\s*!=\s*(\S*)$/))) {
+      if (has(m[1]!) && labels[m[1]!] === m[2]) return false;
+    } else if ((m = t.match(/^([^\s!=]+)\s*==?\s*(\S*)$/))) {
+      if (!has(m[1]!) || labels[m[1]!] !== m[2]) return false;
+    } else if ((m = t.match(/^!\s*([^\s!=]+)$/))) {
+      if (has(m[1]!)) return false;
+    } else if ((m = t.match(/^([^\s!=]+)$/))) {
+      if (!has(m[1]!)) return false;
+    } else return false;
+  }
+  return true;
+}

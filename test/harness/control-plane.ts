@@ -28,7 +28,10 @@
  *  - CRDs: Cluster API v1.14.0 (cluster.x-k8s.io, v1beta2 storage) from
  *    `<repo>/../shared/crds/cluster-api-v1.14.0/` ($HEADROOM_CAPI_CRDS overrides; else the
  *    copy build-binaries.sh extracts from the sigs.k8s.io/cluster-api module), plus
- *    charts/headroom/crds/*.yaml and test/fixtures/crds/*.yaml if present, all Established.
+ *    charts/headroom/crds/*.yaml, SIG Autoscaling's CapacityBuffer and ProvisioningRequest
+ *    CRDs unchanged from Cluster Autoscaler 1.36.1 (`<repo>/../shared/crds/
+ *    autoscaling.x-k8s.io-cluster-autoscaler-1.36.1/`, else the chart's identical copy)
+ *    and test/fixtures/crds/*.yaml, all Established.
  *  - kube-scheduler "default-scheduler" (no leader election).
  *  - kube-controller-manager with DEFAULT_CONTROLLERS (deployments, replicasets, GC,
  *    namespaces, PDB status, daemonsets, statefulsets, jobs, serviceaccounts, pod GC). NOT

@@ -27,9 +27,20 @@ export function capiCrdDir(assetsDir?: string): string {
   return dir;
 }
 
-/** Our own CRDs (chart) and test-only ones, whichever exist. */
+/**
+ * SIG Autoscaling's CapacityBuffer and ProvisioningRequest CRDs, unchanged from
+ * Cluster Autoscaler 1.36.1: `<repo>/../shared/crds/autoscaling.x-k8s.io-cluster-autoscaler-1.36.1`
+ * where present, else the chart's copy of the same files (a unit test keeps them identical).
+ */
+export const AUTOSCALING_CRDS = 'autoscaling.x-k8s.io-cluster-autoscaler-1.36.1';
+export function autoscalingCrdDir(): string {
+  const shared = join(repoRoot, '..', 'shared', 'crds', AUTOSCALING_CRDS);
+  return existsSync(shared) ? shared : join(repoRoot, 'charts', 'headroom', 'files', 'autoscaling.x-k8s.io');
+}
+
+/** Our own CRDs (chart), the upstream autoscaling.x-k8s.io ones, and test-only ones, whichever exist. */
 export function ownCrdDirs(): string[] {
-  return [join(repoRoot, 'charts', 'headroom', 'crds'), join(repoRoot, 'test', 'fixtures', 'crds')].filter((d) => existsSync(d));
+  return [join(repoRoot, 'charts', 'headroom', 'crds'), autoscalingCrdDir(), join(repoRoot, 'test', 'fixtures', 'crds')].filter((d) => existsSync(d));
 }
 
 export interface LoadedCrd {

@@ -40,18 +40,26 @@ function grants(rules: V1PolicyRule[]): string[] {
 
 /** What the controller needs cluster-wide (issue 4), and nothing else. */
 const CLUSTER_GRANTS = [
-  ...['pods', 'nodes', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims', 'podtemplates'].flatMap((r) => ['get', 'list', 'watch'].map((v) => `/${r}:${v}`)),
+  ...['pods', 'nodes', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims', 'podtemplates', 'resourcequotas'].flatMap((r) => ['get', 'list', 'watch'].map((v) => `/${r}:${v}`)),
   ...['get', 'list', 'watch'].flatMap((v) => [
     `apps/daemonsets:${v}`,
     `policy/poddisruptionbudgets:${v}`,
     `storage.k8s.io/storageclasses:${v}`,
     `autoscaling.x-k8s.io/capacitybuffers:${v}`,
+    `autoscaling.x-k8s.io/provisioningrequests:${v}`,
     `headroom.dev/nodepools:${v}`,
-    `apps/deployments:${v}`,
-    `apps/statefulsets:${v}`,
     `batch/cronjobs:${v}`,
     `autoscaling/horizontalpodautoscalers:${v}`,
+    // What a CapacityBuffer's scalableRef names (Deployments, StatefulSets: prediction's signals too).
+    `apps/deployments:${v}`,
+    `apps/statefulsets:${v}`,
+    `apps/replicasets:${v}`,
+    `batch/jobs:${v}`,
   ]),
+  // Status of the capacity APIs (leader only), and the PodTemplate a scalableRef buffer owns.
+  ...['update', 'patch'].flatMap((v) => [`autoscaling.x-k8s.io/capacitybuffers/status:${v}`, `autoscaling.x-k8s.io/provisioningrequests/status:${v}`]),
+  '/podtemplates:create',
+  '/podtemplates:update',
   'events.k8s.io/events:create',
   'events.k8s.io/events:patch',
   '/nodes:patch',
@@ -281,7 +289,8 @@ describe('helm chart charts/headroom (real helm)', function () {
       const off = await renderChart(NS, { 'controller.prediction.enabled': false });
       const cr = onlyOne<V1ClusterRole>(off, 'ClusterRole');
       const role = onlyOne<V1Role>(off, 'Role');
-      expect(grants(cr.rules!).filter((g) => /^(apps\/(deployments|statefulsets)|batch\/|autoscaling\/)/.test(g))).to.deep.equal([]);
+      // Deployments, StatefulSets, ReplicaSets and Jobs stay: CapacityBuffers' scalableRefs read them.
+      expect(grants(cr.rules!).filter((g) => /^(batch\/cronjobs|autoscaling\/)/.test(g))).to.deep.equal([]);
       expect(grants(role.rules!).filter((g) => g.startsWith('/configmaps:'))).to.deep.equal([]);
       const d = onlyOne<V1Deployment>(off, 'Deployment');
       expect(d.spec!.template.spec!.containers[0]!.args).to.include('--prediction=false');
@@ -425,6 +434,29 @@ describe('helm chart charts/headroom (real helm)', function () {
       for (const [k, v] of Object.entries(sm.spec.selector.matchLabels)) expect(svc.metadata.labels![k], k).to.equal(v);
       expect(sm.spec.endpoints).to.deep.equal([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
       expect(svc.spec!.ports!.map((p) => p.name)).to.include('metrics');
+    });
+
+    it('installs the upstream autoscaling.x-k8s.io CRDs only when capacityApis.installCrds is set, unchanged', async () => {
+      const crdsOf = (objs: K8sObject[]) => ofKind(objs, 'CustomResourceDefinition').map((o) => o.metadata.name).sort();
+      expect(crdsOf(await renderChart(NS))).to.deep.equal([]);
+      const objects = await renderChart(NS, { 'capacityApis.installCrds': true });
+      expect(crdsOf(objects)).to.deep.equal(['capacitybuffers.autoscaling.x-k8s.io', 'provisioningrequests.autoscaling.x-k8s.io']);
+      for (const file of ['autoscaling.x-k8s.io_capacitybuffers.yaml', 'autoscaling.x-k8s.io_provisioningrequests.yaml']) {
+        const upstream = parseYaml(readFileSync(join(CHART_DIR, 'files', 'autoscaling.x-k8s.io', file), 'utf8')) as K8sObject;
+        const rendered = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === upstream.metadata.name);
+        expect(rendered, file).to.deep.equal(upstream);
+      }
+    });
+
+    it('passes the booking duration to the controller', async () => {
+      const deploy = onlyOne<V1Deployment>(await renderChart(NS, { 'capacityApis.provisioningRequestBookingDuration': 120000 }), 'Deployment');
+      expect(deploy.spec!.template.spec!.containers[0]!.args).to.include('--provisioning-request-booking-duration=120000');
+    });
+
+    it('grants get on the scale subresource of listed scalable kinds only', async () => {
+      const objects = await renderChart(NS, { 'rbac.scalableResources[0].apiGroup': 'argoproj.io', 'rbac.scalableResources[0].resources[0]': 'rollouts' });
+      const g = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!);
+      expect(g.filter((x) => x.startsWith('argoproj.io/'))).to.deep.equal(['argoproj.io/rollouts/scale:get']);
     });
 
     it('lists provider-specific standalone Machine kinds in RBAC without wildcards', async () => {

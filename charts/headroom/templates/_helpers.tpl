@@ -171,6 +171,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- else }}
 - --prediction=false
 {{- end }}
+- --provisioning-request-booking-duration={{ int64 .Values.capacityApis.provisioningRequestBookingDuration }}
 - --solver-threads={{ .Values.controller.solverThreads }}
 - --solver-priority={{ .Values.controller.solverPriority }}
 {{- if or .Values.webhook.enabled .Values.extender.enabled }}
@@ -180,4 +181,11 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- with .Values.controller.extraArgs }}
 {{ toYaml . }}
 {{- end }}
+{{- end }}
+
+{{/* ["rollouts", ...] -> ["rollouts/scale", ...] as JSON. */}}
+{{- define "headroom.scaleSubresources" -}}
+{{- $out := list -}}
+{{- range . -}}{{- $out = append $out (printf "%s/scale" .) -}}{{- end -}}
+{{- toJson $out -}}
 {{- end }}

@@ -84,7 +84,17 @@ describe('loadObjects', () => {
     expect(bucketOf({ apiVersion: 'v1', kind: 'Namespace' })).to.equal('namespaces');
     expect(bucketOf({ apiVersion: 'v1', kind: 'PodTemplate' })).to.equal('podTemplates');
     expect(bucketOf({ apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'Machine' })).to.equal(undefined);
-    expect(bucketOf({ apiVersion: 'apps/v1', kind: 'Deployment' })).to.equal(undefined);
+    expect(bucketOf({ apiVersion: 'apps/v1', kind: 'ControllerRevision' })).to.equal(undefined);
+  });
+
+  it('reads the capacity APIs and what they reference (scalableRef workloads, quotas)', () => {
+    expect(bucketOf({ apiVersion: 'autoscaling.x-k8s.io/v1', kind: 'ProvisioningRequest' })).to.equal('provisioningRequests');
+    expect(bucketOf({ apiVersion: 'autoscaling.x-k8s.io/v1alpha1', kind: 'CapacityBuffer' })).to.equal('capacityBuffers');
+    expect(bucketOf({ apiVersion: 'apps/v1', kind: 'Deployment' })).to.equal('deployments');
+    expect(bucketOf({ apiVersion: 'apps/v1', kind: 'StatefulSet' })).to.equal('statefulSets');
+    expect(bucketOf({ apiVersion: 'apps/v1', kind: 'ReplicaSet' })).to.equal('replicaSets');
+    expect(bucketOf({ apiVersion: 'batch/v1', kind: 'Job' })).to.equal('jobs');
+    expect(bucketOf({ apiVersion: 'v1', kind: 'ResourceQuota' })).to.equal('resourceQuotas');
   });
 
   it('reports broken YAML with source, document and line', () => {

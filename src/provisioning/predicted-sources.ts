@@ -1,0 +1,23 @@
+import type { ClusterObjects } from '../cluster/objects.js';
+import type { SchedulingPod } from '../cluster/snapshot.js';
+
+/**
+ * The `predicted` seam: every source of virtual demand (CapacityBuffers,
+ * ProvisioningRequest bookings, forecasts) is a pure function of the objects; the
+ * Provisioner and the Disruptor take their concatenation as extraPendingPods.
+ */
+export type PredictedPodSource = (objects: ClusterObjects) => readonly SchedulingPod[];
+
+/** One source from several; the same `objects` value gives the same array (memoized). */
+export function combinePredictedSources(sources: readonly PredictedPodSource[]): PredictedPodSource {
+  if (sources.length === 1) return sources[0]!;
+  const memo = new WeakMap<ClusterObjects, readonly SchedulingPod[]>();
+  return (objects) => {
+    const hit = memo.get(objects);
+    if (hit) return hit;
+    const parts = sources.map((s) => s(objects));
+    const out = parts.filter((p) => p.length > 0).length <= 1 ? parts.find((p) => p.length > 0) ?? [] : parts.flat();
+    memo.set(objects, out);
+    return out;
+  };
+}
