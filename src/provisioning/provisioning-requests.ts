@@ -274,6 +274,7 @@ async function fits(
     const onNew = result.placements.some((pl) => keys.has(pl.pod) && 'group' in pl);
     return { ok: true, scales: onNew };
   }
+  if (checkOnly) return { ok: false, why: `${left.length} of ${pods.length} pod(s) do not fit on the existing nodes` };
   return { ok: false, why: whyNot(result, pods, trimmed) };
 }
 
