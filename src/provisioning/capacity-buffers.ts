@@ -154,9 +154,15 @@ function chunkUse(res: string, chunk: Resources): number {
 
 type QuotaStatus = { hard?: Record<string, string | number>; used?: Record<string, string | number> };
 
+/** status.hard as the quota controller publishes it, else spec.hard (not yet synced: nothing used). */
+function quotaHard(quota: KubernetesObject): QuotaStatus {
+  const q = quota as { spec?: { hard?: Record<string, string | number> }; status?: QuotaStatus };
+  return q.status?.hard ? q.status : { hard: q.spec?.hard ?? {}, used: q.status?.used ?? {} };
+}
+
 /** How many chunks one ResourceQuota still admits; `reserved` is what earlier buffers took of it. */
 function quotaRoom(quota: KubernetesObject, chunk: Resources, reserved: Record<string, number>): number {
-  const status = (quota as { status?: QuotaStatus }).status;
+  const status = quotaHard(quota);
   let room = Number.POSITIVE_INFINITY;
   for (const [name, hard] of Object.entries(status?.hard ?? {})) {
     const res = quotaResource(name);
@@ -174,7 +180,7 @@ function quotaRoom(quota: KubernetesObject, chunk: Resources, reserved: Record<s
 }
 
 function reserveQuota(quota: KubernetesObject, chunk: Resources, n: number, reserved: Record<string, number>): void {
-  for (const name of Object.keys((quota as { status?: QuotaStatus }).status?.hard ?? {})) {
+  for (const name of Object.keys(quotaHard(quota).hard ?? {})) {
     const res = quotaResource(name);
     const per = res ? chunkUse(res, chunk) : 0;
     if (per > 0) reserved[name] = (reserved[name] ?? 0) + per * n;
