@@ -16,6 +16,12 @@ export interface MachineRef {
 
 /** A request for a standalone Machine (the Karpenter NodeClaim style). */
 export interface StandaloneMachineRequest {
+  /**
+   * The Machine's name, derived from the decision (standaloneMachineName): the same
+   * decision retried, or made by two writers on the same view, names the same
+   * Machine, and the second create finds it already there instead of adding one.
+   */
+  name: string;
   nodePool: string;
   namespace: string;
   clusterName: string;
@@ -63,7 +69,11 @@ export interface CapiActuator {
    * annotation back if the decrement fails. Refuses to go below min size.
    */
   deleteMachine(group: NodeGroupRef, machine: MachineRef, reason: string): Promise<ScaleResult>;
-  /** Creates a standalone Machine (plus bootstrap and infrastructure objects); returns its name. */
+  /**
+   * Creates a standalone Machine named `request.name` (plus bootstrap and
+   * infrastructure objects); returns its name. A Machine of that name that already
+   * exists is left as it is (the decision was carried out already).
+   */
   createMachine(request: StandaloneMachineRequest): Promise<string>;
   /** Deletes a standalone Machine that Headroom created. */
   deleteStandaloneMachine(machine: MachineRef, reason: string): Promise<void>;

@@ -36,11 +36,16 @@ export class EventRecorder {
   private seq = 0;
 
   constructor(
-    private readonly client: KubeClient,
+    readonly client: KubeClient,
     private readonly onError: (err: unknown) => void = () => {},
     instance = hostname(),
   ) {
     this.instance = instance.slice(0, 128);
+  }
+
+  /** This recorder writing through `client` (a term-fenced view of its client, say). */
+  withClient(client: KubeClient): EventRecorder {
+    return new EventRecorder(client, this.onError, this.instance);
   }
 
   /** Posts one event; resolves when written (or failed, which is only reported). */

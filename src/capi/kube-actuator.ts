@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { CAPI_GROUP, DELETE_MACHINE_ANNOTATION, type CapiVersion, parseNodeGroupObject } from '../api/capi.js';
 import { parseScalingBounds, type ScalingBounds } from '../api/capacity-annotations.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, NODEPOOL_PLURAL, parseNodePool } from '../api/nodepool.js';
@@ -49,12 +48,29 @@ export class NotManagedError extends Error {}
 
 export class KubeActuator implements CapiActuator {
   private readonly log: (msg: string) => void;
-  private readonly resourceCache = new Map<string, string>();
+  private readonly resourceCache: Map<string, string>;
   /** Writes to CAPI objects (scale, annotate, create, delete) by operation: the "API writes per scale-up" numerator. */
-  readonly capiWrites = { scale: 0, annotate: 0, create: 0, delete: 0, conflicts: 0 };
+  readonly capiWrites: { scale: number; annotate: number; create: number; delete: number; conflicts: number };
 
-  constructor(private readonly opts: KubeActuatorOptions) {
+  constructor(private readonly opts: KubeActuatorOptions, shared?: Pick<KubeActuator, 'capiWrites'> & { resourceCache: Map<string, string> }) {
     this.log = opts.log ?? (() => {});
+    this.capiWrites = shared?.capiWrites ?? { scale: 0, annotate: 0, create: 0, delete: 0, conflicts: 0 };
+    this.resourceCache = shared?.resourceCache ?? new Map();
+  }
+
+  /**
+   * This actuator for one leadership term: every request it and its event recorders
+   * make is checked against `term` just before it is sent (and aborted when it fires),
+   * so nothing of a lost term is written. Counts are shared with this actuator.
+   */
+  fenced(term: AbortSignal): KubeActuator {
+    const { management, events, podEvents } = this.opts;
+    return new KubeActuator({
+      ...this.opts,
+      management: management.fenced(term),
+      ...(events ? { events: events.withClient(events.client.fenced(term)) } : {}),
+      ...(podEvents ? { podEvents: podEvents.withClient(podEvents.client.fenced(term)) } : {}),
+    }, { capiWrites: this.capiWrites, resourceCache: this.resourceCache });
   }
 
   private get client(): KubeClient {
@@ -196,7 +212,7 @@ export class KubeActuator implements CapiActuator {
       const path = await this.collectionPath(ref.apiVersion, ref.kind, tpl.namespace);
       return this.client.get<UnstructuredObject>(`${path}/${encodeURIComponent(ref.name)}`);
     }));
-    const name = `${pool.name.slice(0, 50)}-${randomBytes(3).toString('hex')}`;
+    const name = request.name;
     const machine = standaloneMachine(this.opts.capiVersion, name, { name: pool.name, uid: poolObj.metadata?.uid ?? '' }, tpl);
     const poolEvent = (spec: EventSpec) => this.event({ ...poolObj, apiVersion: NODEPOOL_API_VERSION, kind: NODEPOOL_KIND }, spec);
     if (this.opts.dryRun) {
@@ -205,7 +221,15 @@ export class KubeActuator implements CapiActuator {
       return name;
     }
     this.capiWrites.create++;
-    const created = await this.client.request<UnstructuredObject>('POST', capiPath(this.opts.capiVersion, 'Machine', tpl.namespace), { body: machine });
+    let created: UnstructuredObject;
+    try {
+      created = await this.client.request<UnstructuredObject>('POST', capiPath(this.opts.capiVersion, 'Machine', tpl.namespace), { body: machine });
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      // AlreadyExists: this decision was carried out already (a retry, or another writer on the same view).
+      this.log(`Machine ${tpl.namespace}/${name} for NodePool ${pool.name} already exists: not created again`);
+      return name;
+    }
     const owner = { apiVersion: `${CAPI_GROUP}/${this.opts.capiVersion}`, kind: 'Machine', name, uid: created.metadata?.uid ?? '' };
     const labels = { [NODEPOOL_LABEL]: pool.name };
     try {

@@ -3,6 +3,7 @@ import { DiscoverySpecError, discoverySpecs } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
 import { SOLVER_PRIORITIES, SolverPool, type SolverPriority } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
+import { DEFAULT_SOLVE_DEADLINE_MS } from '../provisioning/provisioner.js';
 import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';
 import { LiveExtenderState } from '../controller/live-extender-state.js';
@@ -52,6 +53,8 @@ Options:
   --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
   --solver-priority P            idle (Linux SCHED_IDLE: the webhook and extender preempt solves at
                                  once; default), low (nice 10) or normal
+  --solve-deadline MS            give up a solve after this long (its worker is terminated) and fall
+                                 back to first-fit-decreasing (default ${DEFAULT_SOLVE_DEADLINE_MS})
   --pod-namespace NS             only watch pods in NS (several autoscalers on one cluster, tests)
   --node-label-selector SEL      only watch nodes matching SEL (idem)
   --webhook-address HOST:PORT    also serve the admission webhook (/mutate/pods) and the scheduler
@@ -108,6 +111,7 @@ export const controllerCommand: Command = {
     'metrics-address': { type: 'string' },
     'solver-threads': { type: 'string' },
     'solver-priority': { type: 'string' },
+    'solve-deadline': { type: 'string' },
     'pod-namespace': { type: 'string' },
     'node-label-selector': { type: 'string' },
     'webhook-address': { type: 'string' },
@@ -118,6 +122,8 @@ export const controllerCommand: Command = {
     const maxMs = positiveMs(values['batch-max-duration'] as string | undefined, '--batch-max-duration', Math.max(DEFAULT_BATCH.maxMs, idleMs));
     const bookingMs = positiveMs(values['provisioning-request-booking-duration'] as string | undefined, '--provisioning-request-booking-duration', 600_000);
     if (maxMs < idleMs) throw new UsageError('controller: --batch-max-duration must be at least --batch-idle-duration');
+    const solveDeadlineMs = positiveMs(values['solve-deadline'] as string | undefined, '--solve-deadline', DEFAULT_SOLVE_DEADLINE_MS);
+    if (solveDeadlineMs < 1) throw new UsageError('controller: --solve-deadline must be at least 1 ms');
     const address = parseAddress((values['metrics-address'] as string | undefined) ?? '127.0.0.1:8080');
     let discovery;
     try {
@@ -169,7 +175,13 @@ export const controllerCommand: Command = {
     const controller = new Controller({
       workload, ...(management ? { management } : {}),
       discovery,
-      ...(pool ? { solve: (snapshot) => pool.solve(snapshot) } : {}),
+      // On the pool a solve past its deadline is terminated with its worker, and the
+      // cycle falls back to the FFD baseline (on a fresh worker, same deadline).
+      ...(pool ? {
+        solve: (snapshot, signal) => pool.solve(snapshot, undefined, 'headroom', signal ? { signal } : {}),
+        fallbackSolve: (snapshot, signal) => pool.solve(snapshot, undefined, 'ffd', signal ? { signal } : {}),
+      } : {}),
+      solveDeadlineMs,
       ...(podNamespace || nodeLabelSelector ? {
         workloadScope: { ...(podNamespace ? { namespace: podNamespace } : {}), ...(nodeLabelSelector ? { nodeLabelSelector } : {}) },
       } : {}),
@@ -191,7 +203,7 @@ export const controllerCommand: Command = {
     installLastResort({ log: (line) => console.error(`${new Date().toISOString()} ${line}`) });
     let server: RunningServer | undefined;
     if (address) {
-      server = await listen(createHandler({ ready: () => controller.ready(), routes: [] }), { ...address, tls: false });
+      server = await listen(createHandler({ ready: () => controller.ready(), live: () => controller.live(), routes: [] }), { ...address, tls: false });
       console.log(`${new Date().toISOString()} metrics and health on ${server.url}`);
     }
     let extender: LiveExtenderState | undefined;

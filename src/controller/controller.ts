@@ -49,6 +49,12 @@ export interface ControllerOptions {
   };
   /** Default: the in-process solver. Pass the piscina pool's solve in production. */
   solve?: SolveFn;
+  /** Used when `solve` outlives solveDeadlineMs (the pool's FFD baseline in production). */
+  fallbackSolve?: SolveFn;
+  /** See ProvisionerOptions.solveDeadlineMs. Default 60 s. */
+  solveDeadlineMs?: number;
+  /** /healthz fails when the leader's demand waits longer than this for a cycle. Default 5 min. */
+  livenessStallMs?: number;
   registry?: Registry;
   /** Demand from the webhook / extender, when they run in this process. */
   intake?: DemandIntake;
@@ -89,6 +95,8 @@ export interface PredictionOptions {
   state?: { namespace: string; name: string };
 }
 
+export const DEFAULT_LIVENESS_STALL_MS = 300_000;
+
 export class Controller {
   readonly workloadClient: KubeClient;
   readonly managementClient: KubeClient;
@@ -105,6 +113,11 @@ export class Controller {
   private lastCycle: CycleReport | undefined;
   private unsubscribeIntake: (() => void) | undefined;
   private leading = false;
+  /** The term without leader election (one replica). */
+  private ownTerm: AbortController | undefined;
+  /** The current term's start (waits for the previous term's stop), and the last term's stop. */
+  private starting: Promise<void> = Promise.resolve();
+  private stopping: Promise<void> = Promise.resolve();
   private readonly log: (msg: string) => void;
 
   constructor(private readonly opts: ControllerOptions) {
@@ -148,7 +161,9 @@ export class Controller {
     this.log(`caches synced (cluster.x-k8s.io/${capiVersion}${this.cache.absent.length ? `; not installed: ${this.cache.absent.join(', ')}` : ''})`);
     const le = this.opts.leaderElection;
     if (!le) {
-      this.startLeading();
+      // One replica: a single term, ended by stop().
+      this.ownTerm = new AbortController();
+      this.startLeading(this.ownTerm.signal);
       return;
     }
     this.elector = new LeaderElector({
@@ -157,20 +172,39 @@ export class Controller {
       ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
       ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
       ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
-      onStartedLeading: () => this.startLeading(),
+      onStartedLeading: (term) => this.startLeading(term),
       onStoppedLeading: () => void this.stopLeading(),
       log: this.log,
     });
     this.elector.start();
   }
 
-  private startLeading(): void {
+  /**
+   * A leadership term begins. Everything that acts (provisioner, disruptor, status
+   * writer) is built for this term on an actuator and clients fenced by `term`, so
+   * nothing it does is written once the term has ended. A new term starts acting only
+   * after the previous term's loops have stopped: never two provisioners at once.
+   */
+  private startLeading(term: AbortSignal): void {
     if (this.leading) return;
     this.leading = true;
     this.metrics?.setLeader(true);
+    const previous = this.stopping;
+    this.starting = (async () => {
+      await previous;
+      if (term.aborted) return;
+      this.act(term);
+    })();
+  }
+
+  private act(term: AbortSignal): void {
+    const actuator = this.actuator!.fenced(term);
+    const solve = this.opts.solve ?? ((s) => solveInProcess(s));
     this.provisioner = new Provisioner({
-      state: this.cache, actuator: this.actuator!, clock: systemClock,
-      solve: this.opts.solve ?? solveInProcess,
+      state: this.cache, actuator, clock: systemClock,
+      solve,
+      ...(this.opts.fallbackSolve ? { fallbackSolve: this.opts.fallbackSolve } : {}),
+      term,
       ready: () => this.cache.healthy(),
       log: this.log,
       onIssue: (i) => this.log(`snapshot ${i.severity}: ${i.message}`),
@@ -184,6 +218,7 @@ export class Controller {
       extraPendingPods: combinePredictedSources([capacityBufferPods, provisioningRequestPods, ...(this.opts.predictedSources ?? [])]),
       ...(this.opts.batch ? { batch: this.opts.batch } : {}),
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
+      ...(this.opts.solveDeadlineMs ? { solveDeadlineMs: this.opts.solveDeadlineMs } : {}),
     });
     this.provisioner.start();
     // With pods watched in one namespace only, a node running just other namespaces'
@@ -192,8 +227,9 @@ export class Controller {
     if (podScoped && this.opts.disruption === undefined) this.log('disruption off: pods are watched in one namespace only (pass --disruption=true to run it anyway)');
     if (this.opts.disruption !== false && !(podScoped && this.opts.disruption === undefined)) {
       this.disruptor = new Disruptor({
-        state: this.cache, actuator: this.actuator!, clock: systemClock,
-        solve: this.opts.solve ?? solveInProcess,
+        state: this.cache, actuator, clock: systemClock,
+        // The term's end also ends a pass's solves.
+        solve: (s) => solve(s, term),
         ready: () => this.cache.healthy(),
         log: this.log,
         onPass: (r) => {
@@ -208,20 +244,20 @@ export class Controller {
       this.disruptor.start();
     }
     if (!this.opts.dryRun) {
-      this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient, this.log, this.opts.nodePoolStatusIntervalMs);
+      this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient.fenced(term), this.log, this.opts.nodePoolStatusIntervalMs);
       this.poolStatus.start();
       const intervalMs = this.opts.capacityStatusIntervalMs ?? 5000;
       if (this.cache.capacityBufferVersion) {
         this.bufferStatus = new CapacityBufferStatusWriter({
-          cache: this.cache, client: this.workloadClient, scales: new ScaleReader(this.workloadClient), log: this.log,
+          cache: this.cache, client: this.workloadClient.fenced(term), scales: new ScaleReader(this.workloadClient), log: this.log,
           lastCycle: () => this.lastCycle, onChunksChanged: () => this.provisioner?.trigger(), intervalMs,
         });
         this.bufferStatus.start();
       }
       if (this.cache.provisioningRequestVersion) {
         this.requestStatus = new ProvisioningRequestWriter({
-          cache: this.cache, client: this.workloadClient, plan: this.opts.solve ?? solveInProcess, log: this.log, intervalMs,
-          events: new EventRecorder(this.workloadClient, (err) => this.log(`event: ${(err as Error).message}`)),
+          cache: this.cache, client: this.workloadClient.fenced(term), plan: (s) => solve(s, term), log: this.log, intervalMs,
+          events: new EventRecorder(this.workloadClient.fenced(term), (err) => this.log(`event: ${(err as Error).message}`)),
           ...(this.opts.provisioningRequestBookingMs !== undefined ? { bookingMs: this.opts.provisioningRequestBookingMs } : {}),
           onOutcome: (cls, outcome) => this.metrics?.observeProvisioningRequest(cls, outcome),
           onBooked: () => this.provisioner?.trigger(),
@@ -232,28 +268,51 @@ export class Controller {
     if (this.opts.intake) this.unsubscribeIntake = this.opts.intake.subscribe(() => this.provisioner?.trigger());
   }
 
-  private async stopLeading(): Promise<void> {
-    if (!this.leading) return;
+  /**
+   * The term has ended (its token already aborted, so its writes are refused): stop
+   * its loops. The next term waits for this.
+   */
+  private stopLeading(): Promise<void> {
+    if (!this.leading) return this.stopping;
     this.leading = false;
     this.metrics?.setLeader(false);
-    this.unsubscribeIntake?.();
-    this.poolStatus?.stop();
-    this.poolStatus = undefined;
-    this.bufferStatus?.stop();
-    this.bufferStatus = undefined;
-    this.requestStatus?.stop();
-    this.requestStatus = undefined;
-    const p = this.provisioner;
-    this.provisioner = undefined;
-    const d = this.disruptor;
-    this.disruptor = undefined;
-    await Promise.all([p?.stop(), d?.stop()]);
+    const starting = this.starting;
+    this.stopping = (async () => {
+      await starting;
+      this.unsubscribeIntake?.();
+      this.unsubscribeIntake = undefined;
+      this.poolStatus?.stop();
+      this.poolStatus = undefined;
+      this.bufferStatus?.stop();
+      this.bufferStatus = undefined;
+      this.requestStatus?.stop();
+      this.requestStatus = undefined;
+      const p = this.provisioner;
+      this.provisioner = undefined;
+      const d = this.disruptor;
+      this.disruptor = undefined;
+      await Promise.all([p?.stop(), d?.stop()]);
+    })();
+    return this.stopping;
   }
 
-  /** Graceful stop: finish the running cycle, release the lease, stop watching. */
+  /**
+   * Liveness: false when this replica leads and demand has waited longer than
+   * `stallMs` for a provisioning cycle to finish on it (a stuck cycle or solve). A
+   * standby, or a leader with nothing to do, is alive: restarting it would not help.
+   */
+  live(now = Date.now()): boolean {
+    const p = this.provisioner;
+    if (!this.leading || !p) return true;
+    return p.stalledMs(now) <= (this.opts.livenessStallMs ?? DEFAULT_LIVENESS_STALL_MS);
+  }
+
+  /** Graceful stop: end the term (cancelling the running cycle), release the lease, stop watching. */
   async stop(): Promise<void> {
-    await this.stopLeading();
+    this.ownTerm?.abort(new Error('controller stopping'));
+    // The elector aborts the term before it releases the lease, then calls onStoppedLeading.
     await this.elector?.stop();
+    await this.stopLeading();
     this.latency?.stop();
     this.cache.stop();
     this.workloadClient.close();
@@ -262,7 +321,9 @@ export class Controller {
 
   /** Abrupt stop for tests (a killed process): no lease release, nothing finished. */
   kill(): void {
+    this.ownTerm?.abort(new Error('controller killed'));
     this.leading = false;
+    this.unsubscribeIntake?.();
     this.poolStatus?.stop();
     this.bufferStatus?.stop();
     this.requestStatus?.stop();

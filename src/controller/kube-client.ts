@@ -23,6 +23,16 @@ export class KubeApiError extends Error {
   }
 }
 
+/**
+ * A request refused before it was sent because the leadership term it belongs to
+ * has ended (the fence signal aborted): no write of a former leader reaches the API.
+ */
+export class FencedError extends Error {
+  constructor(readonly method: string, readonly path: string) {
+    super(`${method} ${path}: not sent: leadership lost`);
+  }
+}
+
 export function isConflict(err: unknown): boolean {
   return err instanceof KubeApiError && err.status === 409;
 }
@@ -47,6 +57,8 @@ export class KubeClient {
   /** Count of write requests (POST/PUT/PATCH/DELETE) sent, by method. */
   readonly writes: Record<string, number> = {};
   private readonly agent: http.Agent;
+  /** Set on views made by `fenced`: requests are refused once it aborts, and aborted in flight. */
+  private readonly fence: AbortSignal | undefined;
 
   constructor(private readonly kc: KubeConfig, readonly fieldManager = 'headroom') {
     const server = kc.getCurrentCluster()?.server;
@@ -58,6 +70,17 @@ export class KubeClient {
   }
 
   readonly server: URL;
+
+  /**
+   * This client bound to a leadership term: every request checks `fence` just before
+   * it is sent (FencedError once aborted) and is aborted in flight when it fires.
+   * Shares the connection pool and write counts with this client.
+   */
+  fenced(fence: AbortSignal): KubeClient {
+    const view = Object.create(this) as KubeClient;
+    Object.defineProperty(view, 'fence', { value: fence });
+    return view;
+  }
 
   get totalWrites(): number {
     return Object.values(this.writes).reduce((a, b) => a + b, 0);
@@ -90,11 +113,15 @@ export class KubeClient {
     const query = { ...options.query };
     if (WRITE_METHODS.has(upper) && upper !== 'DELETE') query.fieldManager ??= this.fieldManager;
     const opts = await this.requestOptions(upper, hasBody ? (options.contentType ?? 'application/json') : undefined);
-    if (WRITE_METHODS.has(upper)) this.writes[upper] = (this.writes[upper] ?? 0) + 1;
     const url = this.url(path, query);
     const mod = url.protocol === 'https:' ? https : http;
     const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const signals = [timeout, ...(options.signal ? [options.signal] : []), ...(this.fence ? [this.fence] : [])];
+    const signal = signals.length === 1 ? timeout : AbortSignal.any(signals);
+    // The last check before the bytes go out: nothing above may have awaited past a lost lease.
+    if (this.fence?.aborted) throw new FencedError(upper, path);
+    signal.throwIfAborted();
+    if (WRITE_METHODS.has(upper)) this.writes[upper] = (this.writes[upper] ?? 0) + 1;
     return new Promise<T>((resolve, reject) => {
       const req = mod.request(url, { ...opts, signal }, (res) => {
         const chunks: Buffer[] = [];

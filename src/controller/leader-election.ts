@@ -6,8 +6,14 @@ import { isConflict, isNotFound, KubeApiError, type KubeClient } from './kube-cl
  * - a candidate takes the lease when it is free, or when the record it last
  *   observed has not changed for leaseDuration (measured on the candidate's own
  *   clock from when it observed it, so clock skew between replicas is harmless);
- * - the leader renews every retryPeriod and steps down if it cannot renew within
- *   renewDeadline (before anyone else may take over);
+ * - the leader renews every retryPeriod and steps down the moment renewDeadline
+ *   has passed since the start of its last successful renew: a timer, not a
+ *   check after a request settles, and every lease request is itself bounded by
+ *   the time left (a hung apiserver cannot hold a renew for the client's 30 s).
+ *   A standby may take over only leaseDuration after it observed that renew, and
+ *   the renew was sent after its start, so the terms never overlap;
+ * - each term has a token (an AbortSignal, handed to onStartedLeading) that
+ *   aborts when the term ends; every write of the term is fenced by it;
  * - a graceful stop releases the lease so the other replica takes over at once.
  * Every write is optimistic (resourceVersion); a 409 means someone else won.
  * Defaults (10 s / 7 s / 2 s) give failover in at most ~12 s after a leader dies.
@@ -21,7 +27,8 @@ export interface LeaderElectionOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
-  onStartedLeading: () => void;
+  /** A term began; `term` aborts the moment it ends (before onStoppedLeading). */
+  onStartedLeading: (term: AbortSignal) => void;
   /** Leadership lost (renewal failed) or released. */
   onStoppedLeading: () => void;
   log?: (msg: string) => void;
@@ -46,8 +53,11 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private observed: { key: string; at: number } | undefined;
-  private lastRenew = 0;
   private timer: NodeJS.Timeout | undefined;
+  private term: AbortController | undefined;
+  /** When the current term ends unless a renew succeeds first. */
+  private deadline = 0;
+  private deadlineTimer: NodeJS.Timeout | undefined;
   private readonly leaseMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryMs: number;
@@ -64,6 +74,11 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /** The current term's token (aborted once it ends), if leading. */
+  get termSignal(): AbortSignal | undefined {
+    return this.term?.signal;
   }
 
   private get path(): string {
@@ -85,35 +100,48 @@ export class LeaderElector {
   }
 
   private async tick(): Promise<void> {
+    // Measured from before the request: the renewTime it writes is no older than this.
+    const startedAt = Date.now();
+    // A leader's lease requests get only the time left in its term; a candidate's the renew deadline.
+    const budget = this.leading ? this.deadline - startedAt : this.renewDeadlineMs;
     try {
-      const ok = await this.tryAcquireOrRenew();
-      const now = Date.now();
-      if (ok) {
-        this.lastRenew = now;
-        if (!this.leading && !this.stopped) {
+      const ok = budget > 0 && await this.tryAcquireOrRenew(startedAt, AbortSignal.timeout(budget));
+      if (ok && (this.leading || !this.stopped) && Date.now() < startedAt + this.renewDeadlineMs) {
+        this.extendTerm(startedAt + this.renewDeadlineMs);
+        if (!this.leading) {
           this.leading = true;
+          this.term = new AbortController();
           this.o.log?.(`${this.o.identity} became leader (lease ${this.o.namespace}/${this.o.name})`);
-          this.o.onStartedLeading();
+          this.o.onStartedLeading(this.term.signal);
         }
-      } else if (this.leading) {
+      } else if (!ok && this.leading && budget > 0) {
         this.stepDown('another holder has the lease');
       }
     } catch (err) {
       this.o.log?.(`leader election: ${(err as Error).message}`);
-      if (this.leading && Date.now() - this.lastRenew > this.renewDeadlineMs) this.stepDown('could not renew within the renew deadline');
     }
     this.schedule();
   }
 
+  /** The term now ends at `deadline`, unless renewed again before. */
+  private extendTerm(deadline: number): void {
+    this.deadline = deadline;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(() => this.stepDown('could not renew within the renew deadline'), Math.max(0, deadline - Date.now()));
+    this.deadlineTimer.unref?.();
+  }
+
   private stepDown(why: string): void {
+    clearTimeout(this.deadlineTimer);
     if (!this.leading) return;
     this.leading = false;
+    this.term?.abort(new Error(`leadership lost: ${why}`));
+    this.term = undefined;
     this.o.log?.(`${this.o.identity} stopped leading: ${why}`);
     this.o.onStoppedLeading();
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
-    const nowMs = Date.now();
+  private async tryAcquireOrRenew(nowMs: number, signal: AbortSignal): Promise<boolean> {
     const now = microTime(nowMs);
     const mine: LeaseSpec = {
       holderIdentity: this.o.identity,
@@ -124,12 +152,13 @@ export class LeaderElector {
     };
     let lease: Lease;
     try {
-      lease = await this.o.client.get<Lease>(this.path);
+      lease = await this.o.client.request<Lease>('GET', this.path, { signal });
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
         await this.o.client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases`, {
           body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.name, namespace: this.o.namespace }, spec: mine },
+          signal,
         });
         return true;
       } catch (e) {
@@ -148,7 +177,7 @@ export class LeaderElector {
       ? { ...spec, renewTime: now, leaseDurationSeconds: mine.leaseDurationSeconds }
       : { ...mine, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 };
     try {
-      await this.o.client.request('PUT', this.path, { body: { ...lease, spec: next } });
+      await this.o.client.request('PUT', this.path, { body: { ...lease, spec: next }, signal });
       return true;
     } catch (err) {
       if (isConflict(err)) return false;
@@ -159,8 +188,11 @@ export class LeaderElector {
   /** Stops at once without releasing the lease (what a crash looks like to the other replica). */
   abandon(): void {
     this.stopped = true;
-    this.leading = false;
     clearTimeout(this.timer);
+    clearTimeout(this.deadlineTimer);
+    this.leading = false;
+    this.term?.abort(new Error('leadership abandoned'));
+    this.term = undefined;
   }
 
   /** Stops campaigning; if leading, releases the lease so another replica takes over immediately. */
@@ -168,13 +200,19 @@ export class LeaderElector {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.loop?.catch(() => {});
+    clearTimeout(this.deadlineTimer);
     if (!this.leading) return;
     this.leading = false;
+    // The term ends before the release is sent: nothing of it may write after another replica could lead.
+    this.term?.abort(new Error('leadership released'));
+    this.term = undefined;
     try {
-      const lease = await this.o.client.get<Lease>(this.path);
+      const signal = AbortSignal.timeout(this.renewDeadlineMs);
+      const lease = await this.o.client.request<Lease>('GET', this.path, { signal });
       if (lease.spec?.holderIdentity === this.o.identity) {
         await this.o.client.request('PUT', this.path, {
           body: { ...lease, spec: { ...lease.spec, holderIdentity: null, acquireTime: null, renewTime: null, leaseDurationSeconds: 1 } },
+          signal,
         });
       }
     } catch (err) {

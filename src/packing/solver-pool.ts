@@ -40,7 +40,20 @@ export interface SolverWorkerData {
 export interface SolverPoolOptions {
   priority?: SolverPriority;
   logError?: (message: string) => void;
+  /** The worker module; default solverWorkerUrl() (tests pass a worker that misbehaves). */
+  workerUrl?: string;
 }
+
+/** Bounds on one solve. */
+export interface SolveLimits {
+  /** Give up when this aborts (a lost leadership term, a stopping controller). */
+  signal?: AbortSignal;
+  /** Give up after this long. */
+  deadlineMs?: number;
+}
+
+/** A solve given up on (deadline passed or signal aborted): its worker was terminated. */
+export class SolveAbortedError extends Error {}
 
 /**
  * A piscina pool of solver workers, so a large solve never blocks the event loop
@@ -61,7 +74,7 @@ export class SolverPool {
   start(size = Math.max(1, availableParallelism() - 1), opts: SolverPoolOptions = {}): this {
     if (this.pool) throw new Error('SolverPool already started');
     const workerData: SolverWorkerData = { priority: opts.priority ?? 'idle' };
-    this.pool = new Piscina({ filename: solverWorkerUrl(), minThreads: size, maxThreads: size, idleTimeout: 60_000, workerData });
+    this.pool = new Piscina({ filename: opts.workerUrl ?? solverWorkerUrl(), minThreads: size, maxThreads: size, idleTimeout: 60_000, workerData });
     const logError = opts.logError ?? ((m: string) => console.error(m));
     this.pool.on('error', (err: Error) => logError(`solver worker failed: ${err.message.split('\n')[0]}`));
     return this;
@@ -77,16 +90,28 @@ export class SolverPool {
    * slice per turn, so a large solve never blocks the loop for long. The snapshot's
    * objects must not be changed afterwards (snapshots are immutable): their encoding
    * is remembered by identity.
+   *
+   * With `limits`, a solve that outlives its deadline or signal rejects with
+   * SolveAbortedError and its worker is terminated (piscina starts a fresh one), so
+   * a solve that never returns holds neither a cycle nor a thread.
    */
-  async solve(snapshot: ClusterSnapshot, options?: SolveOptions, solver: 'headroom' | 'ffd' = 'headroom'): Promise<Plan> {
+  async solve(snapshot: ClusterSnapshot, options?: SolveOptions, solver: 'headroom' | 'ffd' = 'headroom', limits: SolveLimits = {}): Promise<Plan> {
     if (!this.pool) throw new Error('SolverPool not started');
+    const signals = [...(limits.signal ? [limits.signal] : []), ...(limits.deadlineMs !== undefined ? [AbortSignal.timeout(limits.deadlineMs)] : [])];
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    signal?.throwIfAborted();
     const { port1, port2 } = new MessageChannel();
-    const result = this.pool.run({ port: port2, options, solver }, { transferList: [port2] }) as Promise<PlanParts>;
+    const result = (this.pool.run({ port: port2, options, solver }, { transferList: [port2], ...(signal ? { signal } : {}) }) as Promise<PlanParts>)
+      .catch((err: unknown) => {
+        if (signal?.aborted) throw new SolveAbortedError(`solve given up: ${describeAbort(signal.reason)}`);
+        throw err;
+      });
     // A worker failure while parts are still going out is reported by `await result` below, not as unhandled.
     result.catch(() => {});
     port1.unref();
     try {
       for (const part of this.encoder.parts(snapshot)) {
+        if (signal?.aborted) break;
         port1.postMessage(part, partTransferList(part));
         await nextTurn();
       }
@@ -104,4 +129,9 @@ export class SolverPool {
     this.pool = undefined;
     if (pool) await pool.destroy();
   }
+}
+
+function describeAbort(reason: unknown): string {
+  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'deadline passed';
+  return reason instanceof Error ? reason.message : String(reason);
 }

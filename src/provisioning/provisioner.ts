@@ -9,7 +9,7 @@ import { isDemand } from '../scheduling/pod-demand.js';
 import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import type { Clock } from './clock.js';
 import { enforceLimits, type TrimmedScaleUp } from './limits.js';
-import { withStandalonePools } from './standalone.js';
+import { standaloneMachineName, withStandalonePools } from './standalone.js';
 import { NODEPOOL_LABEL } from '../api/nodepool.js';
 
 /**
@@ -27,7 +27,16 @@ import { NODEPOOL_LABEL } from '../api/nodepool.js';
  *   (enforceLimits), and the actuator re-reads each group before it writes.
  */
 
-export type SolveFn = (snapshot: ClusterSnapshot) => Plan | Promise<Plan>;
+/**
+ * Solves a snapshot. `signal` aborts when the cycle gives up on it (solve deadline,
+ * lost leadership): an implementation that can stop (the worker pool) should.
+ */
+export type SolveFn = (snapshot: ClusterSnapshot, signal?: AbortSignal) => Plan | Promise<Plan>;
+
+export const DEFAULT_SOLVE_DEADLINE_MS = 60_000;
+
+/** The cycle's leadership term ended: nothing more of it may be written. */
+export class TermEndedError extends Error {}
 
 export interface ProvisionerOptions {
   batch?: BatcherOptions;
@@ -37,6 +46,11 @@ export interface ProvisionerOptions {
   resyncMs?: number;
   /** Predicted demand (forecasts, CapacityBuffers) to provision for as well. */
   extraPendingPods?: (objects: ClusterObjects) => readonly SchedulingPod[];
+  /**
+   * How long a solve may take before the cycle gives up on it and runs the fallback
+   * solve (if any) under the same deadline. Default 60 s.
+   */
+  solveDeadlineMs?: number;
 }
 
 export interface CycleReport {
@@ -46,6 +60,10 @@ export interface CycleReport {
   pendingPods: number;
   solveMs: number;
   scaleUps: Array<TrimmedScaleUp & { result?: { replicas: number; written: boolean }; error?: string }>;
+  /** The solve outlived its deadline; the plan (if any) came from the fallback solve. */
+  solveTimedOut?: boolean;
+  /** The leadership term ended during the cycle: the rest of it was not acted on. */
+  termEnded?: boolean;
   unschedulable: number;
   /**
    * Predicted pods the solve found no room for, by owner (`CapacityBuffer/ns/name`,
@@ -76,6 +94,13 @@ export interface ProvisionerDeps {
   actuator: CapiActuator;
   clock: Clock;
   solve: SolveFn;
+  /** Used when `solve` outlives the solve deadline (the FFD baseline, say). */
+  fallbackSolve?: SolveFn;
+  /**
+   * The leadership term this provisioner acts in (aborts when it ends): checked
+   * before every write, and it cancels the running solve and observation wait.
+   */
+  term?: AbortSignal;
   log?: (msg: string) => void;
   /** Called after every cycle (metrics, tests). */
   onCycle?: (report: CycleReport) => void;
@@ -145,11 +170,14 @@ export class Provisioner {
   private unsubscribe: (() => void) | undefined;
   private cancelResync: (() => void) | undefined;
   private running = false;
-  readonly stats = { cycles: 0, scaleUps: 0, errors: 0 };
+  readonly stats = { cycles: 0, scaleUps: 0, errors: 0, solveTimeouts: 0 };
+  /** The oldest demand signal no cycle has started on yet, and the start of the running cycle. */
+  private waitingSince: number | undefined;
+  private cycleSince: number | undefined;
   private readonly explained = new Map<string, number>();
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
-    this.opts = { batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, ...options };
+    this.opts = { batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, solveDeadlineMs: DEFAULT_SOLVE_DEADLINE_MS, ...options };
     this.batcher = new Batcher(deps.clock, this.opts.batch, () => this.runCycle(), (err) => {
       this.stats.errors++;
       this.log(`provisioning cycle failed: ${(err as Error).message}`);
@@ -165,9 +193,9 @@ export class Provisioner {
     if (this.running) return;
     this.running = true;
     this.unsubscribe = this.deps.state.onChange((kind, change) => {
-      if (isTrigger(kind, change)) this.batcher.trigger();
+      if (isTrigger(kind, change)) this.demand();
     });
-    this.batcher.trigger();
+    this.demand();
     this.scheduleResync();
   }
 
@@ -180,14 +208,28 @@ export class Provisioner {
 
   /** A demand signal from outside the state source (webhook, extender). */
   trigger(): void {
-    if (this.running) this.batcher.trigger();
+    if (this.running) this.demand();
+  }
+
+  private demand(): void {
+    this.waitingSince ??= this.deps.clock.now();
+    this.batcher.trigger();
+  }
+
+  /**
+   * How long demand has waited for a cycle to finish on it (0 when none waits): a
+   * stuck cycle or solve shows here, for liveness.
+   */
+  stalledMs(now = this.deps.clock.now()): number {
+    const since = Math.min(this.cycleSince ?? Infinity, this.waitingSince ?? Infinity);
+    return Number.isFinite(since) ? Math.max(0, now - since) : 0;
   }
 
   private scheduleResync(): void {
     if (!this.opts.resyncMs) return;
     this.cancelResync = this.deps.clock.setTimer(this.opts.resyncMs, () => {
       if (!this.running) return;
-      this.batcher.trigger();
+      this.demand();
       this.scheduleResync();
     });
   }
@@ -216,12 +258,64 @@ export class Provisioner {
   }
 
   private async runCycle(): Promise<void> {
-    const report = await this.cycle();
-    this.deps.onCycle?.(report);
+    this.cycleSince = this.waitingSince ?? this.deps.clock.now();
+    this.waitingSince = undefined;
+    try {
+      const report = await this.cycle();
+      this.deps.onCycle?.(report);
+    } finally {
+      this.cycleSince = undefined;
+    }
+  }
+
+  /** Throws once the term has ended: called just before each write. */
+  private checkTerm(): void {
+    if (this.deps.term?.aborted) throw new TermEndedError('leadership term ended');
+  }
+
+  /**
+   * The plan for `snapshot` within the solve deadline; past it, the fallback's plan
+   * (same deadline), else undefined. A lost term ends the wait at once.
+   */
+  private async plan(snapshot: ClusterSnapshot, report: CycleReport): Promise<Plan | undefined> {
+    const attempt = async (fn: SolveFn): Promise<Plan | 'timeout'> => {
+      const deadline = new AbortController();
+      const cancel = this.deps.clock.setTimer(this.opts.solveDeadlineMs, () => deadline.abort(new Error('solve deadline passed')));
+      const signal = this.deps.term ? AbortSignal.any([deadline.signal, this.deps.term]) : deadline.signal;
+      try {
+        return await untilAborted(Promise.resolve().then(() => fn(snapshot, signal)), signal);
+      } catch (err) {
+        this.checkTerm();
+        if (deadline.signal.aborted) return 'timeout';
+        throw err;
+      } finally {
+        cancel();
+      }
+    };
+    const plan = await attempt(this.deps.solve);
+    if (plan !== 'timeout') return plan;
+    report.solveTimedOut = true;
+    this.stats.solveTimeouts++;
+    this.log(`solve gave no plan within ${this.opts.solveDeadlineMs} ms${this.deps.fallbackSolve ? '; using the fallback solve' : ''}`);
+    if (!this.deps.fallbackSolve) return undefined;
+    const fallback = await attempt(this.deps.fallbackSolve);
+    if (fallback !== 'timeout') return fallback;
+    this.log(`fallback solve gave no plan within ${this.opts.solveDeadlineMs} ms either`);
+    return undefined;
   }
 
   /** One provisioning cycle on the current state. Exposed for tests and the simulator. */
   async cycle(): Promise<CycleReport> {
+    try {
+      return await this.cycleInTerm();
+    } catch (err) {
+      if (!(err instanceof TermEndedError)) throw err;
+      this.log('provisioning cycle stopped: the leadership term ended');
+      return { startedAt: this.deps.clock.now(), pendingPods: 0, solveMs: 0, scaleUps: [], unschedulable: 0, durationMs: 0, termEnded: true };
+    }
+  }
+
+  private async cycleInTerm(): Promise<CycleReport> {
     const { state, clock, actuator } = this.deps;
     const startedAt = clock.now();
     const report: CycleReport = { startedAt, pendingPods: 0, solveMs: 0, scaleUps: [], unschedulable: 0, durationMs: 0 };
@@ -254,10 +348,12 @@ export class Provisioner {
       return done();
     }
     const t0 = clock.now();
-    const plan = await this.deps.solve(snapshot);
+    const plan = await this.plan(snapshot, report);
     report.solveMs = clock.now() - t0;
+    if (!plan) return done();
     report.unschedulable = plan.unschedulable.length;
     if (extraPendingPods?.length) predictedOutcome(report, snapshot, plan);
+    this.checkTerm();
     this.explainUnschedulable(plan, snapshot, clock.now());
 
     const podsByGroup = new Map<string, PodRef[]>();
@@ -285,9 +381,12 @@ export class Provisioner {
           // Standalone Machines: create what the pool still lacks, counted on fresh state
           // (like max(current, to) for a scale subresource).
           const current = countPoolMachines(state.objects(), pool.namespace, pool.nodePool);
-          const create = Math.max(0, up.to - Math.max(current, up.from));
+          const first = Math.max(current, up.from);
+          const create = Math.max(0, up.to - first);
           for (let i = 0; i < create; i++) {
-            await actuator.createMachine({ nodePool: pool.nodePool, namespace: pool.namespace, clusterName: pool.clusterName, reason });
+            this.checkTerm();
+            const name = standaloneMachineName(pool.nodePool, pool.machines, first + i);
+            await actuator.createMachine({ name, nodePool: pool.nodePool, namespace: pool.namespace, clusterName: pool.clusterName, reason });
           }
           entry.result = { replicas: Math.max(current, up.from) + create, written: create > 0 };
           if (create > 0) {
@@ -301,6 +400,7 @@ export class Provisioner {
           report.scaleUps.push(entry);
           continue;
         }
+        this.checkTerm();
         const result = await actuator.scaleTo(group, up.from, up.to, reason);
         entry.result = result;
         if (result.written) {
@@ -312,6 +412,7 @@ export class Provisioner {
           note: `pod triggered scale-up: ${id} ${up.from} -> ${result.replicas}`,
         });
       } catch (err) {
+        this.checkTerm();
         entry.error = (err as Error).message;
         this.stats.errors++;
         this.log(`scale-up of ${id} failed: ${entry.error}`);
@@ -354,6 +455,18 @@ export class Provisioner {
         if ((kind === 'nodeGroups' || kind === 'machines') && seen()) finish(true);
       });
       const cancel = clock.setTimer(this.opts.observeTimeoutMs, () => finish(seen()));
+      // A lost term stops the wait: the provisioner is being stopped.
+      this.deps.term?.addEventListener('abort', () => finish(false), { once: true });
     });
   }
+}
+
+/** `p`, or a rejection with the signal's reason once it aborts (whichever comes first). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

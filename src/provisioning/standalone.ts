@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { V1Node } from '@kubernetes/client-node';
 import { NODEPOOL_LABEL, CAPACITY_TYPE_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
 import { derivedPricePerHour } from '../api/price.js';
@@ -116,4 +117,16 @@ export function withStandalonePools(
     limits[pool.name] = { ...pool.limits, used };
   }
   return { snapshot: { ...snapshot, groups, nodes, limits }, standalone };
+}
+
+/**
+ * The name of the `ordinal`-th Machine of `pool` (counting from 0), decided on a view
+ * where the pool had the live Machines `machines`. Deterministic, so a decision that
+ * is retried, or made twice on the same view, names the same Machines and the repeat
+ * create fails with AlreadyExists instead of overshooting the pool; a view with other
+ * Machines gives other names. At most 61 characters, a valid object name.
+ */
+export function standaloneMachineName(pool: string, machines: readonly string[], ordinal: number): string {
+  const digest = createHash('sha256').update(JSON.stringify([pool, [...machines].sort(), ordinal])).digest('hex').slice(0, 10);
+  return `${pool.slice(0, 50).replace(/[-.]+$/, '')}-${digest}`;
 }

@@ -19,6 +19,8 @@ export interface JsonRoute {
 export interface AppOptions {
   /** True once the caches the handlers read from have synced; gates /readyz. */
   ready(): boolean;
+  /** False when the process is stuck and should be restarted; gates /healthz. Default: always live. */
+  live?(): boolean;
   routes: JsonRoute[];
   /** Where unexpected errors are reported; defaults to console.error. */
   logError?: (message: string) => void;
@@ -126,7 +128,8 @@ function createApp(opts: AppOptions): Express {
   app.use(observe(endpoints));
 
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const live = opts.live ? safeReady(opts.live, logError) : true;
+    res.status(live ? 200 : 503).json({ status: live ? 'ok' : 'stalled' });
   });
   app.get('/readyz', (_req, res) => {
     const ready = safeReady(opts.ready, logError);

@@ -14,6 +14,7 @@ import { parseGroupDiscoverySpec } from '../../src/cluster/discovery.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { EventRecorder } from '../../src/capi/events.js';
 import { parseNodePool } from '../../src/api/nodepool.js';
+import { standaloneMachineName } from '../../src/provisioning/standalone.js';
 import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { CAPI, MAX, MIN, machine, machineDeployment } from './controller-objects.js';
 
@@ -259,7 +260,7 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       }
     });
 
-    it('creates a standalone Machine from templates, owned and labelled for garbage collection', async () => {
+    it('creates a standalone Machine from templates, owned and labelled for garbage collection; the same decision twice creates one', async () => {
       const poolName = `${ns}-standalone`;
       for (const [path, kind] of [
         [`/apis/bootstrap.test.headroom.dev/v1beta2/namespaces/${ns}/fakebootstrapconfigtemplates`, 'FakeBootstrapConfigTemplate'],
@@ -286,7 +287,15 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
         },
       });
       const act = new KubeActuator({ management: client, capiVersion: 'v1beta2' });
-      const name = await act.createMachine({ nodePool: poolName, namespace: ns, clusterName: 'test', reason: 'test' });
+      const request = { name: standaloneMachineName(poolName, [], 0), nodePool: poolName, namespace: ns, clusterName: 'test', reason: 'test' };
+      const name = await act.createMachine(request);
+      expect(name).to.equal(request.name);
+      // The same decision again (a retry, a second writer): AlreadyExists, no second Machine.
+      const creates = act.capiWrites.create;
+      expect(await act.createMachine(request)).to.equal(name);
+      expect(act.capiWrites.create).to.equal(creates + 1);
+      const machines = await client.get<{ items: UnstructuredObject[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machines`, { labelSelector: `headroom.dev/nodepool=${poolName}` });
+      expect(machines.items.map((x) => x.metadata?.name)).to.deep.equal([name]);
       const m = await client.get<UnstructuredObject>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machines/${name}`);
       expect(m.metadata?.labels?.['headroom.dev/nodepool']).to.equal(poolName);
       expect(m.metadata?.ownerReferences?.[0]).to.include({ kind: 'NodePool', name: poolName, uid: pool.metadata?.uid, controller: true });

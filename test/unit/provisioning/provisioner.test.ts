@@ -3,8 +3,9 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects, type UnstructuredObject } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
+import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
-import { solve } from '../../../src/packing/solve.js';
+import { solve as solvePlan } from '../../../src/packing/solve.js';
 import { Provisioner, type CycleReport } from '../../../src/provisioning/provisioner.js';
 import { enforceLimits } from '../../../src/provisioning/limits.js';
 import { machineDeployment, pendingPod } from '../../integration/controller-objects.js';
@@ -67,6 +68,9 @@ function cluster(groups: UnstructuredObject[], pods: number, cpu = '1') {
   };
   return s;
 }
+
+/** The in-process solver as a SolveFn (which may be handed an AbortSignal, not SolveOptions). */
+const solve = (s: ClusterSnapshot) => solvePlan(s);
 
 describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
   it('scales a MachineDeployment for pending pods once the batch window closes, with pod events', async () => {
@@ -143,6 +147,136 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     const p = new Provisioner({ state, actuator: act, clock, solve, ready: () => false });
     expect((await p.cycle()).skipped).to.equal('not-synced');
     expect(act.calls).to.deep.equal([]);
+  });
+});
+
+describe('Provisioner under faults (leadership term, solve deadline, retried decisions)', () => {
+  const md = () => machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' });
+
+  it('writes nothing once its leadership term ends during the solve, and ends the cycle at once', async () => {
+    const clock = new ManualClock();
+    const state = cluster([md()], 4);
+    const act = new MemoryActuator(state);
+    const term = new AbortController();
+    let solveStarted!: () => void;
+    const started = new Promise<void>((r) => { solveStarted = r; });
+    let finishSolve!: () => void;
+    const p = new Provisioner({
+      state, actuator: act, clock, term: term.signal,
+      solve: async (s) => {
+        solveStarted();
+        await new Promise<void>((r) => { finishSolve = r; });
+        return solvePlan(s);
+      },
+    }, { resyncMs: 0 });
+    const cycle = p.cycle();
+    await started;
+    term.abort();
+    const report = await cycle;
+    expect(report.termEnded).to.equal(true);
+    finishSolve();
+    await new Promise((r) => setImmediate(r));
+    expect(act.calls).to.deep.equal([]);
+    expect(act.notified).to.deep.equal([]);
+  });
+
+  it('checks the term before each write: one ended between two scale-ups stops the second', async () => {
+    const clock = new ManualClock();
+    const state = cluster([md(), machineDeployment({ namespace: 'default', name: 'md2', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' })], 4);
+    const term = new AbortController();
+    const act = new MemoryActuator(state);
+    const scaleTo = act.scaleTo.bind(act);
+    act.scaleTo = async (g, from, to) => {
+      const r = await scaleTo(g, from, to);
+      term.abort();
+      return r;
+    };
+    const twoGroups = (s: ClusterSnapshot) => ({ ...solvePlan(s), scaleUps: [
+      { kind: 'MachineDeployment' as const, namespace: 'default', name: 'md', from: 0, to: 1 },
+      { kind: 'MachineDeployment' as const, namespace: 'default', name: 'md2', from: 0, to: 1 },
+    ] });
+    const p = new Provisioner({ state, actuator: act, clock, term: term.signal, solve: twoGroups }, { resyncMs: 0 });
+    const report = await p.cycle();
+    expect(report.termEnded).to.equal(true);
+    expect(act.calls.map((c) => c.group)).to.deep.equal(['md']);
+  });
+
+  it('gives up a solve at the solve deadline and acts on the fallback plan', async () => {
+    const clock = new ManualClock();
+    const state = cluster([md()], 4);
+    const act = new MemoryActuator(state);
+    let aborted: unknown;
+    const p = new Provisioner({
+      state, actuator: act, clock,
+      solve: (_s, signal) => new Promise<never>(() => { signal?.addEventListener('abort', () => { aborted = signal.reason; }); }),
+      fallbackSolve: (s) => solvePlan(s),
+    }, { resyncMs: 0, solveDeadlineMs: 5_000 });
+    let report: CycleReport | undefined;
+    void p.cycle().then((r) => { report = r; });
+    await clock.advance(4_999);
+    expect(report).to.equal(undefined);
+    await clock.advance(1);
+    expect(aborted, 'the hung solve was told to stop').to.be.instanceOf(Error);
+    expect(report?.solveTimedOut).to.equal(true);
+    expect(act.calls).to.have.length(1);
+    expect(p.stats.solveTimeouts).to.equal(1);
+  });
+
+  it('without a fallback, a timed-out cycle ends without writing, and later cycles still run', async () => {
+    const clock = new ManualClock();
+    const state = cluster([md()], 4);
+    const act = new MemoryActuator(state);
+    let hang = true;
+    const reports: CycleReport[] = [];
+    const p = new Provisioner({
+      state, actuator: act, clock, onCycle: (r) => reports.push(r),
+      solve: (s) => (hang ? new Promise<never>(() => {}) : solvePlan(s)),
+    }, { resyncMs: 0, solveDeadlineMs: 5_000, batch: { idleMs: 100, maxMs: 100 } });
+    p.start();
+    await clock.advance(100);
+    expect(p.stalledMs(), 'the cycle runs on demand that opened the window 100 ms ago').to.equal(100);
+    await clock.advance(3_000);
+    expect(p.stalledMs(), 'demand waits on the stuck cycle').to.equal(3_100);
+    await clock.advance(2_000);
+    expect(reports.map((r) => r.solveTimedOut)).to.deep.equal([true]);
+    expect(act.calls).to.deep.equal([]);
+    expect(p.stalledMs()).to.equal(0);
+    hang = false;
+    p.trigger();
+    await clock.advance(100);
+    expect(act.calls).to.have.length(1);
+    await p.stop();
+  });
+
+  it('names standalone Machines by decision: the same decision retried, or made by a second writer, names the same Machines', async () => {
+    const clock = new ManualClock();
+    const state = cluster([], 3, '6');
+    state.objs = {
+      ...state.objs,
+      nodePools: [{
+        apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'batch' },
+        spec: { machineTemplate: {
+          namespace: 'capi', clusterName: 'c1',
+          bootstrapConfigTemplateRef: { apiVersion: 'b.x/v1', kind: 'BT', name: 'b' },
+          infrastructureTemplateRef: { apiVersion: 'i.x/v1', kind: 'IT', name: 'i' },
+          capacity: { cpu: '8', memory: '32Gi' },
+        } },
+      }],
+    };
+    const names: string[][] = [[], []];
+    const writers = names.map((list) => {
+      const act = new MemoryActuator(state);
+      (act as CapiActuator).createMachine = async (req) => { list.push(req.name); return req.name; };
+      return new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0, observeTimeoutMs: 1 });
+    });
+    let done = false;
+    const cycles = Promise.all(writers.map((w) => w.cycle())).finally(() => { done = true; });
+    // The cycles then wait (1 ms of the manual clock) to observe Machines this fake never adds.
+    while (!done) await clock.advance(1);
+    await cycles;
+    expect(names[0]).to.have.length(3);
+    expect(new Set(names[0]).size).to.equal(3);
+    expect(names[1]).to.deep.equal(names[0]);
   });
 });
 

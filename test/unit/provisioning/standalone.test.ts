@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { V1Node } from '@kubernetes/client-node';
 import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
 import { emptyClusterObjects, type UnstructuredObject } from '../../../src/cluster/objects.js';
-import { withStandalonePools } from '../../../src/provisioning/standalone.js';
+import { standaloneMachineName, withStandalonePools } from '../../../src/provisioning/standalone.js';
 import { enforceLimits } from '../../../src/provisioning/limits.js';
 
 function pool(limits: Record<string, unknown> = {}) {
@@ -51,5 +51,22 @@ describe('standalone NodePools as snapshot groups', () => {
     const objs = emptyClusterObjects();
     const s = buildSnapshot(objs);
     expect(withStandalonePools(s, objs).snapshot).to.equal(s);
+  });
+});
+
+describe('standaloneMachineName', () => {
+  it('is the same for the same decision and differs by ordinal and by the view it was made on', () => {
+    const a = standaloneMachineName('batch', ['m2', 'm1'], 2);
+    expect(standaloneMachineName('batch', ['m1', 'm2'], 2)).to.equal(a);
+    expect(standaloneMachineName('batch', ['m1', 'm2'], 3)).to.not.equal(a);
+    expect(standaloneMachineName('batch', ['m1', 'm2', 'm3'], 2)).to.not.equal(a);
+    expect(a).to.match(/^batch-[0-9a-f]{10}$/);
+  });
+
+  it('is a valid object name for a long pool name', () => {
+    const n = standaloneMachineName(`${'a'.repeat(49)}.b-c`, [], 0);
+    expect(n.length).to.be.at.most(63);
+    expect(n).to.match(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+    expect(n).to.not.match(/[-.]-/);
   });
 });
