@@ -341,6 +341,17 @@ export class ControlPlane {
     ], `http://127.0.0.1:${port}/healthz`);
   }
 
+  /**
+   * Sends `signal` to kube-apiserver's process group: SIGSTOP freezes it (connections
+   * stay open, requests hang: a hung apiserver), SIGCONT resumes it. For a private
+   * control plane only: a frozen shared one would stall every other test.
+   */
+  signalApiServer(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    const apiserver = this.components[1];
+    if (!apiserver?.running) throw new Error('kube-apiserver is not running');
+    process.kill(-apiserver.pid, signal);
+  }
+
   /** Stops every component and removes the temp dir. Idempotent. */
   async stop(): Promise<void> {
     if (this.stopped) return;
