@@ -10,6 +10,10 @@ import { solve } from '../packing/solve.js';
 import { capacityBufferPods, resolveCapacityBuffers, type BufferResolution } from '../provisioning/capacity-buffers.js';
 import { applyDecisions, decideProvisioningRequests, provisioningRequestPods, type RequestDecision } from '../provisioning/provisioning-requests.js';
 import { withStandalonePools } from '../provisioning/standalone.js';
+import { poolSettings, withClusterSignals } from '../controller/prediction-loop.js';
+import { predictionInput } from '../prediction/cluster-input.js';
+import { evaluatePrediction } from '../prediction/predictor.js';
+import { emptyPredictionState } from '../prediction/state.js';
 import { type Command, CliError, UsageError } from './command.js';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
@@ -49,6 +53,8 @@ export interface PlanResult {
   plan: Plan;
   capacityBuffers: BufferResolution[];
   provisioningRequests: RequestDecision[];
+  /** Keys of the forecast's predicted pods in the plan, listed apart from real pods. */
+  predicted: ReadonlySet<string>;
 }
 
 /**
@@ -65,13 +71,22 @@ export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (
     const objects = applyDecisions(loaded, provisioningRequests);
     const capacityBuffers = resolveCapacityBuffers(objects);
     for (const b of capacityBuffers) if (b.problem) onWarning?.(`CapacityBuffer ${b.namespace}/${b.name}: ${b.problem.message}`);
-    const extraPendingPods = [...capacityBufferPods(objects), ...provisioningRequestPods(objects)];
+    // One prediction pass without history: what the input announces (CronJob runs within
+    // the boot horizon, HPAs above current, scale-ups and rollout surge) in NodePools with
+    // spec.prediction.enabled.
+    const groups = buildSnapshot(objects, { strict: true }).groups;
+    const input = withClusterSignals(predictionInput(objects, groups, poolSettings(objects.nodePools), now), objects, new Map(), new Map());
+    const forecast = evaluatePrediction(emptyPredictionState(), input).pods;
+    const extraPendingPods = [...capacityBufferPods(objects), ...provisioningRequestPods(objects), ...forecast];
     const built = buildSnapshot(objects, {
       strict: true,
       onIssue: (i) => { if (i.severity === 'warning') onWarning?.(i.message); },
       ...(extraPendingPods.length ? { extraPendingPods } : {}),
     });
-    return { plan: solve(withStandalonePools(built, objects).snapshot), capacityBuffers, provisioningRequests };
+    return {
+      plan: solve(withStandalonePools(built, objects).snapshot), capacityBuffers, provisioningRequests,
+      predicted: new Set(forecast.map((p) => p.key)),
+    };
   } catch (err) {
     if (err instanceof LoadError || err instanceof ObjectValidationError || err instanceof NodePoolError || err instanceof QuantityError) {
       throw new CliError(oneLine(err.message));
@@ -86,11 +101,12 @@ function oneLine(s: string): string {
 
 /** The JSON contract of `headroom plan -o json`: exactly these keys, in this order (the capacity APIs' only when the input has them). */
 export function planJson(result: PlanResult): string {
-  const { plan } = result;
+  const { plan, predicted } = result;
+  const placement = (p: Placement) => ('node' in p ? { pod: p.pod, node: p.node } : { pod: p.pod, group: p.group, newNode: p.newNode });
   const out = {
     scaleUps: plan.scaleUps.map((s) => ({ kind: s.kind, namespace: s.namespace, name: s.name, from: s.from, to: s.to })),
-    placements: plan.placements.map((p) => ('node' in p ? { pod: p.pod, node: p.node } : { pod: p.pod, group: p.group, newNode: p.newNode })),
-    unschedulable: plan.unschedulable.map((u) => ({ pod: u.pod, reason: u.reason })),
+    placements: plan.placements.filter((p) => !predicted.has(p.pod)).map(placement),
+    unschedulable: plan.unschedulable.filter((u) => !predicted.has(u.pod)).map((u) => ({ pod: u.pod, reason: u.reason })),
     cost: { addedPerHour: plan.cost.addedPerHour },
     ...(result.capacityBuffers.length ? {
       capacityBuffers: result.capacityBuffers.map((b) => ({
@@ -104,9 +120,18 @@ export function planJson(result: PlanResult): string {
         conditions: d.set.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
       })),
     } : {}),
+    // Forecast pods apart from real ones (the scale-ups and the cost cover both).
+    ...(predicted.size ? {
+      predicted: {
+        placements: plan.placements.filter((p) => predicted.has(p.pod)).map(placement),
+        unschedulable: plan.unschedulable.filter((u) => predicted.has(u.pod)).map((u) => ({ pod: u.pod, reason: u.reason })),
+      },
+    } : {}),
   };
   return JSON.stringify(out, null, 2);
 }
+
+type Placement = Plan['placements'][number];
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -115,7 +140,10 @@ function table(rows: string[][]): string[] {
 
 /** The readable form: scale-ups, placements, unschedulable pods with reasons, cost, capacity APIs. */
 export function planText(result: PlanResult): string {
-  const { plan } = result;
+  const { plan, predicted } = result;
+  const where = (p: Placement) => ('node' in p ? p.node : `new node ${p.newNode} of ${p.group}`);
+  const placements = plan.placements.filter((p) => !predicted.has(p.pod));
+  const unschedulable = plan.unschedulable.filter((u) => !predicted.has(u.pod));
   const lines: string[] = [];
   if (plan.scaleUps.length === 0) {
     lines.push('Scale up: nothing');
@@ -125,15 +153,19 @@ export function planText(result: PlanResult): string {
       ...plan.scaleUps.map((s) => [s.kind, s.namespace, s.name, String(s.from), String(s.to)])]));
   }
   lines.push('');
-  lines.push(`Placements: ${plan.placements.length} pod(s)`);
-  if (plan.placements.length) {
+  lines.push(`Placements: ${placements.length} pod(s)`);
+  if (placements.length) lines.push(...table([['POD', 'NODE'], ...placements.map((p) => [p.pod, where(p)])]));
+  lines.push('');
+  lines.push(`Unschedulable: ${unschedulable.length} pod(s)`);
+  if (unschedulable.length) lines.push(...table([['POD', 'REASON'], ...unschedulable.map((u) => [u.pod, u.reason])]));
+  lines.push('');
+  if (predicted.size) {
+    lines.push(`Predicted pods (forecast, lowest priority): ${predicted.size}`);
     lines.push(...table([['POD', 'NODE'],
-      ...plan.placements.map((p) => [p.pod, 'node' in p ? p.node : `new node ${p.newNode} of ${p.group}`])]));
+      ...plan.placements.filter((p) => predicted.has(p.pod)).map((p) => [p.pod, where(p)]),
+      ...plan.unschedulable.filter((u) => predicted.has(u.pod)).map((u) => [u.pod, `unschedulable: ${u.reason}`])]));
+    lines.push('');
   }
-  lines.push('');
-  lines.push(`Unschedulable: ${plan.unschedulable.length} pod(s)`);
-  if (plan.unschedulable.length) lines.push(...table([['POD', 'REASON'], ...plan.unschedulable.map((u) => [u.pod, u.reason])]));
-  lines.push('');
   lines.push(`Added cost: ${plan.cost.addedPerHour.toFixed(4)} per hour`);
   if (result.capacityBuffers.length) {
     lines.push('', `Capacity buffers: ${result.capacityBuffers.length}`);
@@ -169,17 +201,27 @@ export const planCommand: Command = {
     'Options:',
     '  -f, --filename FILE|DIR|-  input (repeatable); a directory reads its *.yaml, *.yml, *.json; - is stdin',
     '  -o, --output json|text     output format (default text)',
+    '      --at TIME              plan as of this RFC 3339 time (default now): which CronJob runs are due',
+    '',
+    'With CronJobs, HPAs and Deployments in the input, NodePools with spec.prediction.enabled',
+    'also get the pods those announce (CronJob runs within the boot horizon, HPAs above',
+    'current, scale-ups and rollout surge), planned at the lowest priority and listed apart',
+    'from real pods ("predicted").',
   ].join('\n'),
   options: {
     filename: { type: 'string', short: 'f', multiple: true },
     output: { type: 'string', short: 'o', default: 'text' },
+    at: { type: 'string' },
   },
   async run(values) {
     const files = (values.filename as string[] | undefined) ?? [];
     if (files.length === 0) throw new UsageError('plan: -f FILE|DIR|- is required');
     const output = values.output as string;
     if (output !== 'json' && output !== 'text') throw new UsageError(`plan: unknown output format "${output}" (json or text)`);
-    const result = await planFromInputs(readInputs(files), (msg) => console.error(`headroom: warning: ${oneLine(msg)}`));
+    const atRaw = values.at as string | undefined;
+    const at = atRaw === undefined ? Date.now() : Date.parse(atRaw);
+    if (Number.isNaN(at) || (atRaw !== undefined && !/^\d{4}-\d{2}-\d{2}T/.test(atRaw))) throw new UsageError(`plan: --at must be an RFC 3339 time, got "${atRaw}"`);
+    const result = await planFromInputs(readInputs(files), (msg) => console.error(`headroom: warning: ${oneLine(msg)}`), at);
     process.stdout.write(`${output === 'json' ? planJson(result) : planText(result)}\n`);
     return 0;
   },

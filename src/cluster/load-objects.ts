@@ -40,6 +40,9 @@ const CORE: Record<string, Bucket> = {
   'apps/v1/StatefulSet': 'statefulSets',
   'apps/v1/ReplicaSet': 'replicaSets',
   'batch/v1/Job': 'jobs',
+  // Prediction's signals (headroom plan lists the pods they announce).
+  'batch/v1/CronJob': 'cronJobs',
+  'autoscaling/v2/HorizontalPodAutoscaler': 'horizontalPodAutoscalers',
   'policy/v1/PodDisruptionBudget': 'podDisruptionBudgets',
   'storage.k8s.io/v1/StorageClass': 'storageClasses',
 };

@@ -29,8 +29,8 @@ export interface ClusterObjects {
   /** core/v1 PodTemplates, for CapacityBuffers' podTemplateRef (absent when not watched). */
   podTemplates?: KubernetesObject[];
   /**
-   * Workloads: prediction's signals (src/cluster/workload-signals.ts), and what a
-   * CapacityBuffer's scalableRef names (with ReplicaSets and Jobs); absent when not watched.
+   * Workloads: prediction's signals (src/prediction/signals.ts, src/cluster/rollout-signals.ts),
+   * and what a CapacityBuffer's scalableRef names (with ReplicaSets and Jobs); absent when not watched.
    */
   deployments?: KubernetesObject[];
   statefulSets?: KubernetesObject[];

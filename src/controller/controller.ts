@@ -22,7 +22,12 @@ import { KubeClient } from './kube-client.js';
 import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
 import { NodePoolStatusWriter } from './nodepool-status.js';
+import { ConfigMapStateStore } from './model-store.js';
 import { PodLatencyTracker } from './pod-latency.js';
+import { PredictionEvents } from './prediction-events.js';
+import { PredictionLoop } from './prediction-loop.js';
+import type { ProvisionedForPatch } from './provisioned-for.js';
+import { PROVISIONED_FOR_ANNOTATION } from '../extender/state.js';
 
 /**
  * `headroom controller` as an object: informer cache (always warm, also on the
@@ -93,6 +98,9 @@ export interface PredictionOptions {
   defaultBootHorizonMs: number;
   /** Where the leader keeps the learned model (ADR 0092); absent = in memory only. */
   state?: { namespace: string; name: string };
+  /** Pass period (default 10 s) and save period (default 2 min). */
+  intervalMs?: number;
+  saveIntervalMs?: number;
 }
 
 export const DEFAULT_LIVENESS_STALL_MS = 300_000;
@@ -104,6 +112,7 @@ export class Controller {
   actuator: KubeActuator | undefined;
   provisioner: Provisioner | undefined;
   disruptor: Disruptor | undefined;
+  prediction: PredictionLoop | undefined;
   private elector: LeaderElector | undefined;
   private metrics: ControllerMetrics | undefined;
   private latency: PodLatencyTracker | undefined;
@@ -200,6 +209,15 @@ export class Controller {
   private act(term: AbortSignal): void {
     const actuator = this.actuator!.fenced(term);
     const solve = this.opts.solve ?? ((s) => solveInProcess(s));
+    const prediction = this.opts.prediction ? this.startPrediction(this.opts.prediction, term) : undefined;
+    // Forecasts change between passes while the objects stay the same: never memoized.
+    const withForecast = (source: PredictedPodSource): PredictedPodSource => (prediction
+      ? (objects) => {
+        const forecast = prediction.pods();
+        const rest = source(objects);
+        return forecast.length === 0 ? rest : [...rest, ...forecast];
+      }
+      : source);
     this.provisioner = new Provisioner({
       state: this.cache, actuator, clock: systemClock,
       solve,
@@ -215,7 +233,7 @@ export class Controller {
       },
     }, {
       // Capacity to scale for: buffers and atomic bookings (check-capacity never scales).
-      extraPendingPods: combinePredictedSources([capacityBufferPods, provisioningRequestPods, ...(this.opts.predictedSources ?? [])]),
+      extraPendingPods: withForecast(combinePredictedSources([capacityBufferPods, provisioningRequestPods, ...(this.opts.predictedSources ?? [])])),
       ...(this.opts.batch ? { batch: this.opts.batch } : {}),
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
       ...(this.opts.solveDeadlineMs ? { solveDeadlineMs: this.opts.solveDeadlineMs } : {}),
@@ -238,7 +256,7 @@ export class Controller {
         },
       }, {
         // Capacity to keep: buffers and every booking.
-        extraPendingPods: combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])]),
+        extraPendingPods: withForecast(combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])])),
         ...(this.opts.disruption ?? {}),
       });
       this.disruptor.start();
@@ -266,6 +284,42 @@ export class Controller {
       }
     }
     if (this.opts.intake) this.unsubscribeIntake = this.opts.intake.subscribe(() => this.provisioner?.trigger());
+    if (prediction) void prediction.start();
+  }
+
+  /** The prediction loop of this term: its writes (model, Events, provisioned-for) are fenced by `term`. */
+  private startPrediction(opts: PredictionOptions, term: AbortSignal): PredictionLoop {
+    const client = this.workloadClient.fenced(term);
+    const events = new PredictionEvents();
+    const recorder = new EventRecorder(client, (err) => this.log(`event: ${(err as Error).message}`));
+    this.prediction = new PredictionLoop({
+      state: this.cache, clock: systemClock, log: this.log, signal: term,
+      ...(opts.state && !this.opts.dryRun ? { store: new ConfigMapStateStore(client, opts.state.namespace, opts.state.name) } : {}),
+      ...(this.opts.intake ? { intake: this.opts.intake } : {}),
+      onPredictedChange: () => this.provisioner?.trigger(),
+      onPass: (p) => {
+        this.metrics?.observePrediction(p);
+        for (const e of events.next(p.decisions)) void recorder.emit(e.target, e.spec);
+        if (!this.opts.dryRun) for (const patch of p.provisionedFor) void this.markProvisionedFor(client, patch);
+      },
+    }, {
+      defaultBootHorizonMs: opts.defaultBootHorizonMs,
+      ...(opts.intervalMs ? { intervalMs: opts.intervalMs } : {}),
+      ...(opts.saveIntervalMs ? { saveIntervalMs: opts.saveIntervalMs } : {}),
+    });
+    return this.prediction;
+  }
+
+  /** The extender's provisioned-for bonus reads this annotation from the Node, on every replica. */
+  private async markProvisionedFor(client: KubeClient, patch: ProvisionedForPatch): Promise<void> {
+    try {
+      await client.request('PATCH', `/api/v1/nodes/${encodeURIComponent(patch.node)}`, {
+        body: { metadata: { annotations: { [PROVISIONED_FOR_ANNOTATION]: patch.owners.join(',') } } },
+        contentType: 'application/merge-patch+json',
+      });
+    } catch (err) {
+      this.log(`provisioned-for on node ${patch.node}: ${(err as Error).message}`);
+    }
   }
 
   /**
@@ -291,7 +345,10 @@ export class Controller {
       this.provisioner = undefined;
       const d = this.disruptor;
       this.disruptor = undefined;
-      await Promise.all([p?.stop(), d?.stop()]);
+      const pr = this.prediction;
+      this.prediction = undefined;
+      // The term has ended: no save here (stop() saves before it ends the term).
+      await Promise.all([p?.stop(), d?.stop(), pr?.stop({ save: false })]);
     })();
     return this.stopping;
   }
@@ -309,6 +366,8 @@ export class Controller {
 
   /** Graceful stop: end the term (cancelling the running cycle), release the lease, stop watching. */
   async stop(): Promise<void> {
+    // Still leading: keep what was learned before the term ends (ADR 0092).
+    await this.prediction?.save();
     this.ownTerm?.abort(new Error('controller stopping'));
     // The elector aborts the term before it releases the lease, then calls onStoppedLeading.
     await this.elector?.stop();
@@ -331,6 +390,8 @@ export class Controller {
     this.provisioner = undefined;
     void this.disruptor?.stop();
     this.disruptor = undefined;
+    void this.prediction?.stop({ save: false });
+    this.prediction = undefined;
     this.elector?.abandon();
     this.cache.stop();
   }

@@ -5,6 +5,8 @@ import type { ClusterCache } from '../cluster/cluster-cache.js';
 import type { DisruptionReport } from '../disruption/disruptor.js';
 import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/provisioner.js';
+import { ForecastScore } from './forecast-score.js';
+import type { PredictionPass } from './prediction-loop.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
 
 /**
@@ -16,6 +18,7 @@ export interface ControllerMetrics {
   observeCycle(report: CycleReport): void;
   observeDisruption(report: DisruptionReport): void;
   observePodReady(seconds: number): void;
+  observePrediction(pass: PredictionPass): void;
   setLeader(leading: boolean): void;
   /** A ProvisioningRequest transition (accepted, provisioned, capacity-not-found, ...). */
   observeProvisioningRequest(className: string, outcome: string): void;
@@ -121,6 +124,44 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
       for (const b of resolveCapacityBuffers(cache.objects())) this.set({ namespace: b.namespace, name: b.name }, b.replicas);
     },
   });
+  const forecastPods = new Gauge({
+    name: `${p}prediction_forecast_pods`,
+    help: `Pods forecast at the pool's quantile over the node-boot horizon, per workload (the ${MAX_WORKLOAD_SERIES} largest in prediction-enabled NodePools).`,
+    labelNames: ['workload', 'method'] as const,
+    registers: [registry],
+  });
+  const actualPods = new Gauge({
+    name: `${p}prediction_actual_pods`,
+    help: 'Pods of the workload now (what the forecast is judged against), same workloads as prediction_forecast_pods.',
+    labelNames: ['workload'] as const,
+    registers: [registry],
+  });
+  const pinball = new Gauge({
+    name: `${p}prediction_pinball_loss`,
+    help: 'Mean pinball loss of the last 64 forecasts judged at the end of their horizon against the peak pod count seen (0 = perfect), per workload.',
+    labelNames: ['workload'] as const,
+    registers: [registry],
+  });
+  const predictedPods = new Gauge({
+    name: `${p}prediction_predicted_pods`,
+    help: 'Predicted (virtual) pods held for forecasts, per NodePool.',
+    labelNames: ['nodepool'] as const,
+    registers: [registry],
+  });
+  const predictedNodes = new Gauge({
+    name: `${p}prediction_predicted_nodes`,
+    help: 'Node-equivalents held for predicted pods, per NodePool.',
+    labelNames: ['nodepool'] as const,
+    registers: [registry],
+  });
+  const predictedCost = new Gauge({
+    name: `${p}prediction_predicted_cost_per_hour`,
+    help: 'Price per hour of the node-equivalents held for predicted pods, per NodePool.',
+    labelNames: ['nodepool'] as const,
+    registers: [registry],
+  });
+  const boots = new Counter({ name: `${p}prediction_node_boots_observed_total`, help: 'Node boots timed (Machine created -> Node Ready).', registers: [registry] });
+  const score = new ForecastScore();
   return {
     observeProvisioningRequest(className, outcome) {
       provisioningRequests.inc({ class: className, outcome });
@@ -142,5 +183,46 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     setLeader(leading) {
       leader.set(leading ? 1 : 0);
     },
+    observePrediction(pass) {
+      boots.inc(pass.boots);
+      // Bounded label set: the workloads of enabled pools with the largest forecasts.
+      const shown = pass.decisions.filter((d) => d.pool !== undefined)
+        .sort((a, b) => b.forecast.upper - a.forecast.upper || (a.key < b.key ? -1 : 1))
+        .slice(0, MAX_WORKLOAD_SERIES);
+      const keep = new Set(shown.map((d) => d.key));
+      score.retain(keep);
+      forecastPods.reset();
+      actualPods.reset();
+      pinball.reset();
+      for (const d of shown) {
+        const actual = pass.actual.get(d.key) ?? 0;
+        score.actual(d.key, pass.at, actual);
+        score.forecast(d.key, pass.at, d.horizonMs, d.forecast.upper, pass.quantiles[d.pool!] ?? 0.9);
+        forecastPods.set({ workload: d.key, method: d.forecast.method }, d.forecast.upper);
+        actualPods.set({ workload: d.key }, actual);
+        const loss = score.loss(d.key);
+        if (loss !== undefined) pinball.set({ workload: d.key }, loss);
+      }
+      predictedPods.reset();
+      predictedNodes.reset();
+      predictedCost.reset();
+      const byPool = new Map<string, { pods: number; nodes: number; cost: number }>();
+      for (const d of pass.decisions) {
+        if (d.pool === undefined) continue;
+        const t = byPool.get(d.pool) ?? { pods: 0, nodes: 0, cost: 0 };
+        t.pods += d.pods;
+        t.nodes += d.nodes;
+        t.cost += d.costPerHour;
+        byPool.set(d.pool, t);
+      }
+      for (const [pool, t] of byPool) {
+        predictedPods.set({ nodepool: pool }, t.pods);
+        predictedNodes.set({ nodepool: pool }, t.nodes);
+        predictedCost.set({ nodepool: pool }, t.cost);
+      }
+    },
   };
 }
+
+/** Workload series per prediction metric: a bounded label set whatever the cluster holds. */
+export const MAX_WORKLOAD_SERIES = 50;

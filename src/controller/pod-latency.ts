@@ -1,9 +1,12 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { ClusterStateSource } from '../cluster/state.js';
+import { firstSeenOf } from '../webhook/first-seen.js';
 
 /**
  * Feeds the pod-creation-to-node-Ready histogram: pods seen unbound are
- * remembered; once bound to a Ready node, the time from the pod's creation to
+ * remembered; once bound to a Ready node, the time from the pod's creation (the
+ * webhook's headroom.dev/first-seen, in milliseconds, else creationTimestamp, in
+ * whole seconds) to
  * that node's Ready transition (or zero, if the node was Ready before the pod
  * existed) is observed once. Scans are throttled so a burst of pod events costs
  * one pass over the pods per `intervalMs`, not one per event.
@@ -49,8 +52,9 @@ export class PodLatencyTracker {
       live.add(uid);
       const node = p.spec?.nodeName;
       if (!node) {
-        if (!this.waiting.has(uid) && p.metadata?.creationTimestamp && !p.metadata.deletionTimestamp) {
-          this.waiting.set(uid, new Date(p.metadata.creationTimestamp).getTime());
+        if (!this.waiting.has(uid) && !p.metadata?.deletionTimestamp) {
+          const created = firstSeenOf(p) ?? (p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp) : undefined);
+          if (created) this.waiting.set(uid, created.getTime());
         }
         continue;
       }

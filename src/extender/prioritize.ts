@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { CPU, MEMORY, podRequests, type Resources } from '../scheduling/resources.js';
-import { ownerKey } from './owner.js';
+import { ownerKeys } from './owner.js';
 import { usageFromNode, type ExtenderState, type NodeEntry, type NodeUsage } from './state.js';
 import { MAX_EXTENDER_PRIORITY, MIN_EXTENDER_PRIORITY, type Candidates, type HostPriorityList } from './types.js';
 
@@ -20,8 +20,11 @@ export function prioritizeNodes(state: ExtenderState, pod: V1Pod, candidates: Ca
   const requests = podRequests(pod);
   const cpu = requests[CPU] ?? 0;
   const memory = requests[MEMORY] ?? 0;
-  const owner = ownerKey(pod);
-  const bonus = (e: NodeEntry | undefined) => (owner !== undefined && e?.provisionedFor?.has(owner) ? PROVISIONED_BONUS : 0);
+  const owners = ownerKeys(pod);
+  const bonus = (e: NodeEntry | undefined) => {
+    const set = e?.provisionedFor;
+    return set && owners.some((o) => set.has(o)) ? PROVISIONED_BONUS : 0;
+  };
   if (candidates.mode === 'names') {
     const out: HostPriorityList = new Array(candidates.names.length);
     for (let i = 0; i < out.length; i++) {

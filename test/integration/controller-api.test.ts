@@ -91,6 +91,21 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       const parsed = parseNodePool(got);
       expect(parsed.limits).to.deep.equal({ cpu: 64_000, memory: 256 * 2 ** 30, nodes: 10 });
       expect(parsed.disruption.consolidateAfterMs).to.equal(300_000);
+      expect(parsed.prediction).to.equal(undefined);
+      await client.request('DELETE', `${base}/${name}`);
+    });
+
+    it('defaults the prediction block as parseNodePool does, and reads the caps back', async () => {
+      const name = `${ns}-predict`;
+      await client.request('POST', base, {
+        body: {
+          apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name },
+          spec: { nodeGroupSelector: {}, prediction: { maxExtraCostPerHour: '2.5', maxPredictedNodes: 4 } },
+        },
+      });
+      const got = await client.get<UnstructuredObject>(`${base}/${name}`);
+      expect(got.spec?.prediction).to.deep.equal({ enabled: false, quantile: 0.9, maxExtraCostPerHour: '2.5', maxPredictedNodes: 4 });
+      expect(parseNodePool(got).prediction).to.deep.equal({ enabled: false, quantile: 0.9, maxExtraCostPerHour: 2.5, maxPredictedNodes: 4 });
       await client.request('DELETE', `${base}/${name}`);
     });
 
@@ -108,6 +123,9 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       ['a budget schedule without duration', { nodeGroupSelector: {}, disruption: { budgets: [{ nodes: '1', schedule: '@daily' }] } }, /schedule and duration go together/],
       ['a bad consolidateAfter', { nodeGroupSelector: {}, disruption: { consolidateAfter: '5 minutes' } }, /consolidateAfter/],
       ['weight above 100', { nodeGroupSelector: {}, weight: 1000 }, /weight/],
+      ['a prediction quantile above 0.99', { nodeGroupSelector: {}, prediction: { enabled: true, quantile: 1.5 } }, /prediction.quantile/],
+      ['a negative predicted-node cap', { nodeGroupSelector: {}, prediction: { maxPredictedNodes: -1 } }, /prediction.maxPredictedNodes/],
+      ['a cost cap that is not a decimal', { nodeGroupSelector: {}, prediction: { maxExtraCostPerHour: 'cheap' } }, /prediction.maxExtraCostPerHour/],
     ];
     for (const [what, spec, message] of invalid) {
       it(`rejects ${what} (422 from the schema / CEL), as parseNodePool does`, async () => {

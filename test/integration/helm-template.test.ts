@@ -296,6 +296,15 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(d.spec!.template.spec!.containers[0]!.args).to.include('--prediction=false');
     });
 
+    it('prediction without disruption still patches nodes (provisioned-for), once', async () => {
+      const noDisruption = await renderChart(NS, { 'rbac.disruption': false });
+      const g = grants(onlyOne<V1ClusterRole>(noDisruption, 'ClusterRole').rules!);
+      expect(g.filter((x) => x === '/nodes:patch')).to.have.length(1);
+      expect(g).to.not.include('/pods/eviction:create');
+      const neither = await renderChart(NS, { 'rbac.disruption': false, 'controller.prediction.enabled': false });
+      expect(grants(onlyOne<V1ClusterRole>(neither, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
+    });
+
     it('binds the roles to the ServiceAccount the pods run as', () => {
       const sa = onlyOne<V1ServiceAccount>(objects, 'ServiceAccount');
       expect(deploy.spec!.template.spec!.serviceAccountName).to.equal(sa.metadata.name);

@@ -95,6 +95,9 @@ describe('loadObjects', () => {
     expect(bucketOf({ apiVersion: 'apps/v1', kind: 'ReplicaSet' })).to.equal('replicaSets');
     expect(bucketOf({ apiVersion: 'batch/v1', kind: 'Job' })).to.equal('jobs');
     expect(bucketOf({ apiVersion: 'v1', kind: 'ResourceQuota' })).to.equal('resourceQuotas');
+    // Prediction's signals (headroom plan lists the pods they announce).
+    expect(bucketOf({ apiVersion: 'batch/v1', kind: 'CronJob' })).to.equal('cronJobs');
+    expect(bucketOf({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' })).to.equal('horizontalPodAutoscalers');
   });
 
   it('reports broken YAML with source, document and line', () => {

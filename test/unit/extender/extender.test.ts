@@ -11,10 +11,10 @@ import { HttpError } from '../../../src/server/http-error.js';
 const GiB = 1024 ** 3;
 const clock = { now: () => 1234, setTimer: () => () => undefined };
 
-function pod(cpu: string, memory: string, owner?: { kind: string; name: string }): V1Pod {
+function pod(cpu: string, memory: string, owner?: { kind: string; name: string }, labels?: Record<string, string>): V1Pod {
   return {
     metadata: {
-      name: 'p-1', namespace: 'shop', uid: 'uid-1',
+      name: 'p-1', namespace: 'shop', uid: 'uid-1', ...(labels ? { labels } : {}),
       ...(owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: owner.kind, name: owner.name, uid: 'o', controller: true }] } : {}),
     },
     spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu, memory } } }] },
@@ -147,6 +147,20 @@ describe('scheduler extender', () => {
       expect(web).to.deep.equal([{ Host: 'empty', Score: 2 }, { Host: 'for-web', Score: 4 }]);
       const other = prioritize({ Pod: pod('1', '2Gi', { kind: 'ReplicaSet', name: 'api-1' }), NodeNames: ['empty', 'for-web'] });
       expect(other).to.deep.equal([{ Host: 'empty', Score: 2 }, { Host: 'for-web', Score: 2 }]);
+    });
+
+    it('adds the bonus on capacity prediction provisioned for the pod\'s Deployment or CronJob (the workload, not the ReplicaSet or Job)', () => {
+      state.setProvisionedFor('empty', ['Deployment/shop/web', 'CronJob/shop/report']);
+      try {
+        const web = prioritize({ Pod: pod('1', '2Gi', { kind: 'ReplicaSet', name: 'web-7f9c' }, { 'pod-template-hash': '7f9c' }), NodeNames: ['empty'] });
+        expect(web).to.deep.equal([{ Host: 'empty', Score: 4 }]);
+        const job = prioritize({ Pod: pod('1', '2Gi', { kind: 'Job', name: 'report-29935410' }), NodeNames: ['empty'] });
+        expect(job).to.deep.equal([{ Host: 'empty', Score: 4 }]);
+        const other = prioritize({ Pod: pod('1', '2Gi', { kind: 'Job', name: 'backup-29935410' }), NodeNames: ['empty'] });
+        expect(other).to.deep.equal([{ Host: 'empty', Score: 2 }]);
+      } finally {
+        state.setProvisionedFor('empty', []);
+      }
     });
 
     it('in NodeList mode uses the state, or the node\'s own allocatable when unknown', () => {

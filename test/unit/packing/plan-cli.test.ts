@@ -45,6 +45,39 @@ describe('headroom plan', function () {
     }
   });
 
+  it('plans a CronJob run due within the boot horizon as predicted pods, listed apart from real pods', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plan-predict-'));
+    writeFileSync(join(dir, 'cluster.yaml'), [
+      'apiVersion: cluster.x-k8s.io/v1beta2', 'kind: MachineDeployment', 'metadata:', '  name: batch', '  namespace: default', '  labels: {pool: batch}', '  annotations:',
+      '    cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"', '    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "5"',
+      '    capacity.cluster-autoscaler.kubernetes.io/cpu: "4"', '    capacity.cluster-autoscaler.kubernetes.io/memory: 16Gi', '    headroom.dev/price: "0.2"',
+      'spec:', '  clusterName: c', '  replicas: 0', '  template:', '    spec: {clusterName: c, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: t}}',
+      '---', 'apiVersion: headroom.dev/v1alpha1', 'kind: NodePool', 'metadata: {name: batch}',
+      'spec: {nodeGroupSelector: {matchLabels: {pool: batch}}, prediction: {enabled: true}}',
+      '---', 'apiVersion: batch/v1', 'kind: CronJob', 'metadata: {name: report, namespace: default, creationTimestamp: "2026-03-02T09:00:00Z"}',
+      'spec:', '  schedule: "*/5 * * * *"', '  jobTemplate:', '    spec:', '      parallelism: 2', '      template:',
+      '        spec: {restartPolicy: Never, containers: [{name: c, image: x, resources: {requests: {cpu: "3", memory: 1Gi}}}]}',
+      'status: {lastScheduleTime: "2026-03-02T10:00:00Z"}',
+      '---', 'apiVersion: v1', 'kind: Pod', 'metadata: {name: web-1, namespace: default}',
+      'spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 1Gi}}}]}',
+    ].join('\n'));
+    // Last run 10:00, next 10:05. At 10:03 it is within the horizon (3 min boot + 1 min lead); at 10:00:30 it is not yet.
+    const due = headroom(['plan', '-f', dir, '-o', 'json', '--at', '2026-03-02T10:03:00Z']);
+    expect(due.code, due.stderr).to.equal(0);
+    const out = JSON.parse(due.stdout);
+    expect(out.placements.map((p: { pod: string }) => p.pod)).to.deep.equal(['default/web-1']);
+    expect(out.predicted.placements.map((p: { pod: string }) => p.pod)).to.deep.equal(['default/predicted-cronjob-report-0', 'default/predicted-cronjob-report-1']);
+    expect(out.scaleUps).to.deep.equal([{ kind: 'MachineDeployment', namespace: 'default', name: 'batch', from: 0, to: 2 }]);
+    const text = headroom(['plan', '-f', dir, '--at', '2026-03-02T10:03:00Z']);
+    expect(text.stdout).to.match(/Placements: 1 pod\(s\)/).and.match(/Predicted pods \(forecast, lowest priority\): 2/);
+    const later = JSON.parse(headroom(['plan', '-f', dir, '-o', 'json', '--at', '2026-03-02T10:00:30Z']).stdout);
+    expect(later.predicted).to.equal(undefined);
+    expect(later.scaleUps).to.deep.equal([{ kind: 'MachineDeployment', namespace: 'default', name: 'batch', from: 0, to: 1 }]);
+    const bad = headroom(['plan', '-f', dir, '--at', 'tomorrow']);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr.trim().split('\n')).to.have.length(1);
+  });
+
   it('reads stdin and directories, and prints a text table', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plan-'));
     writeFileSync(join(dir, 'a.yaml'), [
