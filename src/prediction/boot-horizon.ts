@@ -70,16 +70,27 @@ export function bootSamples(machines: readonly UnstructuredObject[], nodes: read
   for (const n of nodes) if (n.metadata?.name) nodesByName.set(n.metadata.name, n);
   const out: BootSample[] = [];
   for (const m of machines) {
+    const nodeName = (m.status as { nodeRef?: { name?: unknown } } | undefined)?.nodeRef?.name;
+    const node = typeof nodeName === 'string' ? nodesByName.get(nodeName) : undefined;
+    // Most Machines were measured on an earlier pass, against the same Node object.
+    const memo = measured.get(m);
+    if (memo && memo.node === node) {
+      out.push(memo.sample);
+      continue;
+    }
     const groupId = groupOfMachine(m);
     const created = time(m.metadata?.creationTimestamp);
-    const nodeName = (m.status as { nodeRef?: { name?: unknown } } | undefined)?.nodeRef?.name;
-    if (!groupId || created === undefined || typeof nodeName !== 'string' || !m.metadata?.name) continue;
-    const node = nodesByName.get(nodeName);
+    if (!groupId || created === undefined || !m.metadata?.name) continue;
     const ready = node?.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
     if (!node || !ready) continue;
     const at = time(ready.lastTransitionTime) ?? time(node.metadata?.creationTimestamp);
     if (at === undefined) continue;
-    out.push({ groupId, machine: m.metadata.name, ms: at - created });
+    const sample = { groupId, machine: m.metadata.name, ms: at - created };
+    measured.set(m, { node, sample });
+    out.push(sample);
   }
   return out;
 }
+
+/** Machine object -> its sample and the Node object it was read from (objects are immutable): a memo. */
+const measured = new WeakMap<UnstructuredObject, { node: V1Node; sample: BootSample }>();

@@ -5,18 +5,21 @@ import { DAY_MS, METHODS, type Method, SLOT_MS, STEP_MS, WEEK_MS, type WorkloadM
  * Pure and deterministic. Each forecaster gives the expected MAXIMUM count over
  * (now, now + horizon] (capacity must cover the peak of the window):
  * - naive: the count stays where it is;
- * - trend: the median of the least-squares slopes of four consecutive windows of
- *   five minutes (fewer while history is short). A real rise shows in every window; a one-off step or jitter shows in
- *   one at most, so the median ignores it (a robust regression in the spirit of
- *   Siegel's repeated median);
+ * - trend: the median of the least-squares slopes of four consecutive
+ *   sub-windows (see trendOf). A real rise shows in every sub-window; a one-off
+ *   step or jitter in one at most, so the median ignores it (a robust regression
+ *   in the spirit of Siegel's repeated median);
  * - daily / weekly: the current count plus the profile's rise from now to the
  *   window's peak, once a full period has been seen. Anchoring on the current
  *   count keeps the shape when the level differs from past periods.
  * The forecaster is chosen per workload by its mean absolute error at the
  * scoring horizon, weighted towards the last day (model.scores); its recent
  * errors (model.errors) give the margin to the requested quantile (an empirical,
- * conformal-style interval). The noise model compares the point rise with the
- * robust spread of step-to-step changes: a rise inside that band is jitter.
+ * conformal-style interval). The noise model decides whether a forecast rise is
+ * real: for the trend, the least-squares slope over a window must be at least
+ * TREND_T standard errors above zero (trendOf); for a seasonal forecaster, its
+ * track record must beat the naive forecast's by SEASONAL_GAIN. A rise that is not real is not
+ * acted on, however large the jitter makes it look.
  */
 
 export type ForecastMethod = Method | 'schedule' | 'hpa';
@@ -28,21 +31,25 @@ export interface Forecast {
   point: number;
   upper: number;
   method: ForecastMethod;
-  /** The rise is beyond the noise band: a real rise, not jitter. */
+  /** The rise is real, not jitter (see the noise model above). */
   significant: boolean;
-  /** Jitter band of the count (pods): rises smaller than this are not acted on. */
+  /** Jitter of the count: twice the robust spread of step-to-step changes (pods). */
   noise: number;
 }
 
 const TREND_WINDOWS = 4;
-/** Steps per trend window: as many as history allows, two to five. */
-const TREND_WINDOW_STEPS = 5;
+/** Steps per trend sub-window, shortest first (see trendOf). */
+const TREND_WINDOW_STEPS = [5, 10, 20];
 const MIN_TREND_WINDOW_STEPS = 2;
 const NOISE_STEPS = 60;
 /** Errors a method needs before it can be chosen or its quantile trusted. */
 export const MIN_SCORED = 5;
-/** How many robust standard deviations of step changes a rise must exceed. */
+/** Robust standard deviations of step changes reported as the jitter band. */
 const NOISE_Z = 2;
+/** Standard errors the window's slope must clear to be a real trend. */
+const TREND_T = 3;
+/** A seasonal forecaster is trusted when its mean absolute error is at most this fraction of naive's. */
+const SEASONAL_GAIN = 0.9;
 
 /** The step maxima up to now, the step being filled last. */
 function series(m: WorkloadModel): number[] {
@@ -79,15 +86,51 @@ function slope(ys: number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
-/** Pods per step, robust to steps and jitter; undefined until eight steps are seen. */
-export function trendSlope(m: WorkloadModel): number | undefined {
+/**
+ * The trend over the shortest window in which it is real: for sub-windows of 5,
+ * 10 and 20 steps (4 each, so 20 to 80 minutes; shorter while history is short),
+ * the median of the four sub-window slopes gives the size (robust to a one-off step,
+ * which lands in one sub-window) and the least-squares slope over the whole window
+ * must be at least TREND_T standard errors above zero (jitter averages out over
+ * a window, a slow rise does not; noisier workloads need longer windows). Not
+ * real anywhere: the shortest window's slope, flagged. Undefined until eight steps.
+ */
+export function trendOf(m: WorkloadModel): { slope: number; real: boolean } | undefined {
   const s = series(m);
-  const per = Math.min(TREND_WINDOW_STEPS, Math.floor(s.length / TREND_WINDOWS));
-  if (per < MIN_TREND_WINDOW_STEPS) return undefined;
-  const tail = s.slice(-per * TREND_WINDOWS);
-  const slopes: number[] = [];
-  for (let w = 0; w < TREND_WINDOWS; w++) slopes.push(slope(tail.slice(w * per, (w + 1) * per)));
-  return median(slopes);
+  const shortest = Math.min(TREND_WINDOW_STEPS[0]!, Math.floor(s.length / TREND_WINDOWS));
+  if (shortest < MIN_TREND_WINDOW_STEPS) return undefined;
+  let first: number | undefined;
+  for (const per of [shortest, ...TREND_WINDOW_STEPS.filter((p) => p > shortest)]) {
+    if (per * TREND_WINDOWS > s.length) break;
+    const tail = s.slice(-per * TREND_WINDOWS);
+    const slopes: number[] = [];
+    for (let w = 0; w < TREND_WINDOWS; w++) slopes.push(slope(tail.slice(w * per, (w + 1) * per)));
+    const med = median(slopes);
+    first ??= med;
+    if (med > 0 && tStat(tail) >= TREND_T) return { slope: med, real: true };
+  }
+  return { slope: first!, real: false };
+}
+
+/** Pods per step (see trendOf); undefined until eight steps are seen. */
+export function trendSlope(m: WorkloadModel): number | undefined {
+  return trendOf(m)?.slope;
+}
+
+/** The least-squares slope of ys over its standard error (Infinity for an exact rising line). */
+function tStat(ys: number[]): number {
+  const n = ys.length;
+  const b = slope(ys);
+  const mx = (n - 1) / 2;
+  const my = ys.reduce((a, y) => a + y, 0) / n;
+  let sxx = 0;
+  let sse = 0;
+  ys.forEach((y, i) => {
+    sxx += (i - mx) ** 2;
+    sse += (y - (my + b * (i - mx))) ** 2;
+  });
+  const se = Math.sqrt(sse / Math.max(1, n - 2) / sxx);
+  return se === 0 ? (b > 0 ? Infinity : 0) : b / se;
 }
 
 /** Robust spread (pods) of step-to-step changes around their median: the jitter. */
@@ -140,8 +183,8 @@ export function methodPoints(m: WorkloadModel, now: number, horizonMs: number): 
     switch (method) {
       case 'naive': return m.last;
       case 'trend': {
-        const s = trendSlope(m);
-        return s === undefined ? null : m.last + Math.max(0, (s * horizonMs) / STEP_MS);
+        const t = trendOf(m);
+        return t === undefined ? null : m.last + Math.max(0, (t.slope * horizonMs) / STEP_MS);
       }
       case 'daily': return seasonalPoint(m, m.daily, DAY_MS, now, horizonMs);
       case 'weekly': return seasonalPoint(m, m.weekly, WEEK_MS, now, horizonMs);
@@ -170,8 +213,13 @@ export function forecast(m: WorkloadModel, now: number, horizonMs: number, quant
   const point = points[best]!;
   const errs = m.errors[best] ?? [];
   const margin = errs.length >= MIN_SCORED ? Math.max(0, quantileOf(errs, quantile)) : noise;
+  const method = METHODS[best]!;
+  const naive = m.scores[0]!;
+  const real = method === 'trend' ? trendOf(m)?.real === true
+    : method === 'daily' || method === 'weekly' ? naive.n >= MIN_SCORED && bestScore <= SEASONAL_GAIN * naive.mae
+      : false;
   return {
-    current: m.last, point, upper: Math.max(point, point + margin), method: METHODS[best]!,
-    significant: point - m.last > noise, noise,
+    current: m.last, point, upper: Math.max(point, point + margin), method,
+    significant: real && point - m.last >= 0.5, noise,
   };
 }

@@ -42,7 +42,7 @@
  */
 export { type BootModel, type BootSample, bootHorizonMs, bootSamples, observeBoot } from './boot-horizon.js';
 export { type CronSchedule, nextCronRun, parseCron } from './cron-schedule.js';
-export { type Forecast, type ForecastMethod, forecast, methodPoints, noiseBand, quantileOf, trendSlope } from './forecast.js';
+export { type Forecast, type ForecastMethod, forecast, methodPoints, noiseBand, quantileOf, trendOf, trendSlope } from './forecast.js';
 export { METHODS, type Method, type WorkloadModel, newWorkloadModel } from './model.js';
 export {
   type DecisionReason, type Observation, type PredictionDecision, type PredictionInput, type PredictionOutput,

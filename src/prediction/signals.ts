@@ -54,26 +54,53 @@ export function workloadKeyOf(pod: V1Pod, cronJobs: ReadonlySet<string>): string
       return `ReplicaSet/${ns}/${ctl.name}`;
     }
     case 'StatefulSet': return `StatefulSet/${ns}/${ctl.name}`;
-    case 'Job': {
-      const m = /^(.+)-\d+$/.exec(ctl.name);
-      if (m && cronJobs.has(`${ns}/${m[1]}`)) return `CronJob/${ns}/${m[1]}`;
-      return `Job/${ns}/${ctl.name}`;
-    }
+    case 'Job': return resolveCronJob(`Job/${ns}/${ctl.name}`, cronJobs);
     default: return undefined;
   }
 }
 
-/** Pod counts per workload (O(pods); each workload's template is converted once). */
+/**
+ * Per pod object (immutable, as the state sources hand them out): its workload key
+ * before CronJob resolution (a Job's own key), or null when it does not count.
+ * A memo only: the answer depends on the pod alone.
+ */
+const ownerKeys = new WeakMap<V1Pod, string | null>();
+const NO_CRONJOBS: ReadonlySet<string> = new Set();
+
+function ownerKeyOf(pod: V1Pod): string | null {
+  let key = ownerKeys.get(pod);
+  if (key === undefined) {
+    key = TERMINAL.has(pod.status?.phase ?? '') || pod.metadata?.deletionTimestamp ? null : workloadKeyOf(pod, NO_CRONJOBS) ?? null;
+    ownerKeys.set(pod, key);
+  }
+  return key;
+}
+
+/** A Job's key becomes its CronJob's when the Job is named `<cronjob>-<minutes>` after a CronJob that exists. */
+function resolveCronJob(key: string, cronJobs: ReadonlySet<string>): string {
+  if (!key.startsWith('Job/')) return key;
+  const [, ns, name] = key.split('/');
+  const m = /^(.+)-\d+$/.exec(name ?? '');
+  return m && cronJobs.has(`${ns}/${m[1]}`) ? `CronJob/${ns}/${m[1]}` : key;
+}
+
+/** Pod counts per workload (O(pods), memoized per pod object; each workload's template is converted once). */
 export function workloadSignals(pods: readonly V1Pod[], cronJobs: readonly V1CronJob[] = []): WorkloadSignal[] {
   const cronKeys = new Set(cronJobs.map((c) => `${c.metadata?.namespace || 'default'}/${c.metadata?.name}`));
-  const byKey = new Map<string, { count: number; sample: V1Pod }>();
+  const byOwner = new Map<string, { count: number; sample: V1Pod }>();
   for (const pod of pods) {
-    if (TERMINAL.has(pod.status?.phase ?? '') || pod.metadata?.deletionTimestamp) continue;
-    const key = workloadKeyOf(pod, cronKeys);
-    if (!key) continue;
-    const e = byKey.get(key);
+    const key = ownerKeyOf(pod);
+    if (key === null) continue;
+    const e = byOwner.get(key);
     if (e) e.count++;
-    else byKey.set(key, { count: 1, sample: pod });
+    else byOwner.set(key, { count: 1, sample: pod });
+  }
+  const byKey = new Map<string, { count: number; sample: V1Pod }>();
+  for (const [owner, e] of byOwner) {
+    const key = resolveCronJob(owner, cronKeys);
+    const prev = byKey.get(key);
+    if (prev) prev.count += e.count;
+    else byKey.set(key, { ...e });
   }
   const out: WorkloadSignal[] = [];
   for (const [key, { count, sample }] of byKey) {

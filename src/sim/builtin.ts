@@ -4,7 +4,7 @@ import type { Trace } from './trace.js';
 import { parseTrace } from './trace-parse.js';
 
 /** The built-in suite, in report order. */
-export const BUILTIN_TRACES = ['diurnal', 'ramp', 'flash-burst', 'cron-batch', 'noise'] as const;
+export const BUILTIN_TRACES = ['diurnal', 'multi-day', 'ramp', 'flash-burst', 'cron-batch', 'noise'] as const;
 
 /**
  * The YAML lives in src/sim/traces/ (data, not compiled): found next to this module

@@ -218,13 +218,19 @@ class Validator {
     if (out.every < 1000) this.fail(`${path}.every`, 'must be at least 1s');
     if (o.diurnal !== undefined) {
       const d = this.obj(o.diurnal, `${path}.diurnal`);
-      this.known(d, `${path}.diurnal`, ['min', 'max', 'peakAt', 'period']);
+      this.known(d, `${path}.diurnal`, ['min', 'max', 'peakAt', 'period', 'week']);
       const min = this.int(d.min, `${path}.diurnal.min`);
       const max = this.int(d.max, `${path}.diurnal.max`);
       if (min > max) this.fail(`${path}.diurnal.min`, 'exceeds max');
       const period = d.period === undefined ? 86_400_000 : this.duration(d.period, `${path}.diurnal.period`);
       if (period <= 0) this.fail(`${path}.diurnal.period`, 'must be positive');
       out.diurnal = { min, max, period, peakAt: d.peakAt === undefined ? 0 : this.duration(d.peakAt, `${path}.diurnal.peakAt`) };
+      if (d.week !== undefined) {
+        if (!Array.isArray(d.week) || d.week.length !== 7) this.fail(`${path}.diurnal.week`, 'must list 7 factors, Monday first');
+        out.diurnal.week = (d.week as unknown[]).map((f, i) => {
+          return this.num(f, `${path}.diurnal.week[${i}]`);
+        });
+      }
     }
     if (o.noise !== undefined) {
       const n = this.obj(o.noise, `${path}.noise`);

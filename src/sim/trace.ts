@@ -44,8 +44,12 @@ export interface ReplicaSchedule {
   /** Piecewise schedule; before the first point the first value holds. */
   points: { at: number; replicas: number }[];
   interpolation: 'linear' | 'step';
-  /** A daily cycle added to the points: min at peakAt + period/2, max at peakAt. */
-  diurnal?: { min: number; max: number; peakAt: number; period: number };
+  /**
+   * A daily cycle added to the points: min at peakAt + period/2, max at peakAt.
+   * `week` scales the swing above min per day of the week, Monday first (simulated
+   * time starts on a Monday): weekday and weekend shapes.
+   */
+  diurnal?: { min: number; max: number; peakAt: number; period: number; week?: number[] };
   /** Independent normal noise added at every step. */
   noise?: { stddev: number };
   /** How often the replica count is re-evaluated (a HorizontalPodAutoscaler's sync period). */

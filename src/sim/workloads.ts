@@ -74,7 +74,8 @@ export function replicaSteps(s: ReplicaSchedule, duration: number, seed: number,
     let r = pointsAt(s, t);
     if (s.diurnal) {
       const d = s.diurnal;
-      r += d.min + ((d.max - d.min) * (1 + Math.cos((2 * Math.PI * (t - d.peakAt)) / d.period))) / 2;
+      const day = d.week ? d.week[Math.floor(t / 86_400_000) % 7]! : 1;
+      r += d.min + (day * (d.max - d.min) * (1 + Math.cos((2 * Math.PI * (t - d.peakAt)) / d.period))) / 2;
     }
     // Draw even when rounding hides it, so the noise stream stays aligned with time.
     if (s.noise) r += rng.normal(0, s.noise.stddev);

@@ -11,10 +11,12 @@ import type { ForecastSample, PolicyContext, PolicyFactory } from '../policy.js'
 export interface HeadroomPredictionOptions {
   /** The settings every node group gets (the simulated cluster has no NodePools). */
   settings: PredictionSettings;
-  /** How often prediction runs. Default 15 s. */
+  /** How often prediction runs. Default 30 s (forecasts move in one-minute steps). */
   everyMs?: number;
   /** Boot horizon until boots have been observed. Default 3 min. */
   defaultBootHorizonMs?: number;
+  /** Provisioning latency added to the boot horizon. Default: everyMs (a forecast can be that late) plus the batch idle window, 1 s. */
+  leadMs?: number;
 }
 
 export interface HeadroomOptions {
@@ -55,23 +57,25 @@ export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
       const p = opts.prediction;
       let state: PredictionState = emptyPredictionState();
       let groups: NodeGroup[] | undefined;
-      let signature = '';
+      let held = new Map<string, number>();
+      const everyMs = p.everyMs ?? 30_000;
+      const leadMs = p.leadMs ?? everyMs + 1000;
       const tick = () => {
         const objects = ctx.cluster.objects();
         groups ??= ctx.snapshot().groups;
         const now = ctx.clock.now();
         const input = predictionInput(objects, groups, () => p.settings, now, {
-          ...(p.defaultBootHorizonMs !== undefined ? { defaultBootHorizonMs: p.defaultBootHorizonMs } : {}),
+          leadMs, ...(p.defaultBootHorizonMs !== undefined ? { defaultBootHorizonMs: p.defaultBootHorizonMs } : {}),
         });
         const out = evaluatePrediction(state, input);
         state = out.state;
         predicted = out.pods;
         forecasts.push(sample(now, input.workloads.reduce((a, w) => a + w.count, 0), out.decisions));
-        // New predicted demand is a provisioning trigger, as new pending pods are.
-        const sig = out.decisions.map((d) => `${d.key}=${d.pods}`).join(',');
-        if (sig !== signature && out.pods.length > 0) provisioner.trigger();
-        signature = sig;
-        cancel = ctx.clock.setTimer(p.everyMs ?? 15_000, tick);
+        // More predicted demand is a provisioning trigger, as new pending pods are (less is the Disruptor's business).
+        const next = new Map(out.decisions.map((d) => [d.key, d.pods]));
+        if (out.decisions.some((d) => d.pods > (held.get(d.key) ?? 0))) provisioner.trigger();
+        held = next;
+        cancel = ctx.clock.setTimer(everyMs, tick);
       };
       cancel = ctx.clock.setTimer(0, tick);
     }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { forecast, methodPoints, noiseBand, trendSlope } from '../../../src/prediction/forecast.js';
+import { forecast, methodPoints, noiseBand, trendOf, trendSlope } from '../../../src/prediction/forecast.js';
 import { DAY_MS, STEP_MS, type WorkloadModel, observeCount } from '../../../src/prediction/model.js';
 import { Random } from '../../../src/sim/random.js';
 
@@ -30,6 +30,20 @@ describe('prediction/forecast', () => {
     const f = forecast(m, m.lastAt, H, 0.9);
     expect(noiseBand(m)).to.be.greaterThan(5);
     expect(f.significant).to.equal(false);
+  });
+
+  it('finds a slow rise hidden in jitter on a longer window, and no trend in jitter alone', () => {
+    const rng = Random.stream(3, 'slow');
+    // 0.3 pods per minute under jitter of stddev 2 (every 30 s): invisible over 20 minutes, clear over 80.
+    const rising = feed((t) => Math.round(100 + (0.3 * t) / STEP_MS + rng.normal(0, 2)), 90);
+    expect(trendOf(rising)!.real).to.equal(true);
+    expect(trendOf(rising)!.slope).to.be.closeTo(0.3, 0.25);
+    let falsePositives = 0;
+    for (let seed = 0; seed < 20; seed++) {
+      const r = Random.stream(seed, 'flat');
+      if (trendOf(feed(() => Math.round(100 + r.normal(0, 2)), 90))!.real) falsePositives++;
+    }
+    expect(falsePositives).to.be.at.most(1);
   });
 
   it('ignores a one-off step (flash crowd): no trend after it', () => {

@@ -78,10 +78,30 @@ describe('prediction/predictor', () => {
     expect(pods).to.equal(0);
   });
 
-  it('waits for less than one node-equivalent of excess (hysteresis)', () => {
-    // One 500m pod every 4 minutes: the excess over a 3-minute horizon stays under one 2-CPU node.
-    const out = run((m) => 20 + Math.floor(m / 4), 90);
-    expect(out.pods).to.have.length(0);
+  it('does not act on a real rise smaller than one node-equivalent in all (hysteresis)', () => {
+    // 20 -> 22 pods of 500m over ten minutes: a real rise, but with its forecast excess under one 2-CPU node.
+    let held = 0;
+    for (const minutes of [40, 45, 48, 52, 60]) held += run((m) => (m < 30 ? 20 : m < 40 ? 20 + Math.floor((m - 30) / 5) : 22), minutes).pods.length;
+    expect(held).to.equal(0);
+    // The same rise ten times larger is acted on.
+    expect(run((m) => (m < 30 ? 20 : 20 + Math.floor(4 * (m - 30))), 50).pods.length).to.be.greaterThan(0);
+  });
+
+  it('never acts on jitter around a flat level', () => {
+    let seed = 12345;
+    const jitter = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.round((seed / 2 ** 31 - 0.5) * 30);
+    };
+    let held = 0;
+    const template = toSchedulingPod(pod('500m'));
+    let s = emptyPredictionState();
+    for (let t = T0; t <= T0 + 240 * MIN; t += 15_000) {
+      const out = evaluatePrediction(s, { now: t, workloads: [{ key: 'Deployment/default/web', count: 300 + jitter(), template, optOut: false }], pools: [pool()] });
+      s = out.state;
+      held += out.pods.length;
+    }
+    expect(held).to.equal(0);
   });
 
   it('prepares for a CronJob run one horizon ahead and stops once the run started', () => {
