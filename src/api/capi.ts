@@ -35,6 +35,14 @@ export const OWNER_NAME_ANNOTATION = 'cluster.x-k8s.io/owner-name';
 export const DELETE_MACHINE_ANNOTATION = 'cluster.x-k8s.io/delete-machine';
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
 
+/** A node group's infrastructure reference, version-independent. */
+export interface InfrastructureRef {
+  /** API group (v1beta2 `apiGroup`; v1beta1: the group of `apiVersion`). */
+  group: string;
+  kind: string;
+  name: string;
+}
+
 interface CommonView {
   apiVersion: string;
   version: CapiVersion;
@@ -65,6 +73,12 @@ export interface NodeGroupView extends CommonView {
     taints: V1Taint[];
     failureDomain?: string;
     version?: string;
+    /**
+     * spec.template.spec.infrastructureRef: an InfraMachineTemplate for a
+     * MachineDeployment / MachineSet, the InfraMachinePool for a MachinePool. Its
+     * status.capacity / nodeInfo describe the nodes (infrastructure-template.ts).
+     */
+    infrastructureRef?: InfrastructureRef;
   };
   /** MachinePool spec.failureDomains, else the template's failure domain if any. */
   failureDomains: string[];
@@ -223,7 +237,21 @@ export function parseNodeGroupObject(obj: UnstructuredObject): NodeGroupView {
   if (failureDomain) out.template.failureDomain = failureDomain;
   const version = optString(tspec.version, 'spec.template.spec.version', fail);
   if (version) out.template.version = version;
+  const infrastructureRef = parseInfrastructureRef(tspec.infrastructureRef, 'spec.template.spec.infrastructureRef', fail);
+  if (infrastructureRef) out.template.infrastructureRef = infrastructureRef;
   return out;
+}
+
+/** v1beta2 `{apiGroup, kind, name}` or v1beta1 `{apiVersion, kind, name}`; undefined when absent or incomplete. */
+function parseInfrastructureRef(v: unknown, field: string, fail: Fail): InfrastructureRef | undefined {
+  const r = record(v, field, fail);
+  const kind = optString(r.kind, `${field}.kind`, fail);
+  const name = optString(r.name, `${field}.name`, fail);
+  const apiGroup = optString(r.apiGroup, `${field}.apiGroup`, fail);
+  const apiVersion = optString(r.apiVersion, `${field}.apiVersion`, fail);
+  const group = apiGroup ?? (apiVersion?.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : undefined);
+  if (!kind || !name || !group) return undefined;
+  return { group, kind, name };
 }
 
 /** Parses and validates a Machine (v1beta1 or v1beta2). Throws ObjectValidationError. */

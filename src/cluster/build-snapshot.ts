@@ -1,6 +1,10 @@
 import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
 import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import {
+  infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
+  type InfrastructureTemplateCapacity,
+} from '../api/infrastructure-template.js';
 import { NODEPOOL_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
 import { validateObjectShape } from '../api/object-shape.js';
 import { QuantityError } from '../api/quantity.js';
@@ -47,6 +51,8 @@ const validObjects = new WeakSet<KubernetesObject>();
 const parsedNodeMemo = new WeakMap<V1Node, { allocatable: Resources; taints: V1Taint[] }>();
 const machineViewMemo = new WeakMap<KubernetesObject, MachineView>();
 const nodeGroupViewMemo = new WeakMap<KubernetesObject, NodeGroupView>();
+/** null: the template reports no capacity. */
+const templateCapacityMemo = new WeakMap<KubernetesObject, InfrastructureTemplateCapacity | null>();
 
 /** memo's value for o, else fn() through guard (a success is remembered; a failure is reported again next time). */
 function memoized<K extends object, V>(memo: WeakMap<K, V>, o: K, guard: <T>(fn: () => T) => T | undefined, fn: () => V): V | undefined {
@@ -126,7 +132,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   const strict = options.strict ?? true;
   // A controller's loops (provisioning, disruption) often build again from the very
   // same objects: reuse the last snapshot then, replaying its issues.
-  const inputs = SNAPSHOT_INPUTS.map((k) => objects[k]);
+  const inputs = SNAPSHOT_INPUTS.map((k) => objects[k] ?? NONE);
   if (!options.extraPendingPods && lastBuild && lastBuild.strict === strict
     && inputs.every((list, i) => sameElements(lastBuild!.inputs[i]!, list))) {
     for (const issue of lastBuild.issues) options.onIssue?.(issue);
@@ -142,8 +148,9 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
 /** The lists buildSnapshot reads. */
 const SNAPSHOT_INPUTS = [
   'pods', 'nodes', 'daemonSets', 'persistentVolumes', 'persistentVolumeClaims', 'storageClasses', 'nodeGroups', 'machines',
-  'nodePools', 'namespaces',
+  'nodePools', 'namespaces', 'infrastructureTemplates',
 ] as const satisfies ReadonlyArray<keyof ClusterObjects>;
+const NONE: readonly KubernetesObject[] = [];
 let lastBuild: { strict: boolean; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
 
 function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): ClusterSnapshot {
@@ -192,6 +199,14 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
     const p = guard(() => parseNodePool(o));
     if (p) pools.push(p);
   }
+  // Infrastructure templates (scale from zero): by key, parsed when a group refers to one.
+  const infrastructureObjects = new Map<string, (typeof objects.nodeGroups)[number]>();
+  for (const o of objects.infrastructureTemplates ?? []) infrastructureObjects.set(infrastructureObjectKey(o), o);
+  const templateCapacityOf = (view: NodeGroupView): InfrastructureTemplateCapacity | undefined => {
+    const ref = view.template.infrastructureRef;
+    const obj = ref && infrastructureObjects.get(infrastructureRefKey(view.namespace, ref));
+    return obj ? memoized(templateCapacityMemo, obj, guard, () => parseInfrastructureTemplateCapacity(obj) ?? null) ?? undefined : undefined;
+  };
 
   // Pods: one pass, bound pods by node, demand aside.
   const podsByNode = new Map<string, SchedulingPod[]>();
@@ -259,7 +274,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
     const group = guard(() => {
       const bounds = parseScalingBounds(view);
       if (!bounds) return undefined;
-      const capacity = parseCapacityAnnotations(view);
+      const capacity = withInfrastructureTemplate(parseCapacityAnnotations(view), view.annotations, templateCapacityOf(view));
       const ready: SnapshotNode[] = [];
       for (const n of map.nodesOfGroup.get(view.id) ?? []) {
         const sn = readyNodes.get(n);

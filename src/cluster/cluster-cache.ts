@@ -44,8 +44,27 @@ type Kind = keyof ClusterObjects;
 
 const NODE_GROUP_PLURALS = ['machinedeployments', 'machinesets', 'machinepools'] as const;
 
+/** `group/kind` of the infrastructure reference in a node group's spec.template.spec, if any. */
+function infrastructureGroupKind(o: KubernetesObject): { group: string; kind: string } | undefined {
+  const ref = ((o as { spec?: { template?: { spec?: { infrastructureRef?: unknown } } } }).spec?.template?.spec?.infrastructureRef ?? {}) as {
+    apiGroup?: unknown; apiVersion?: unknown; kind?: unknown;
+  };
+  const group = typeof ref.apiGroup === 'string' ? ref.apiGroup
+    : typeof ref.apiVersion === 'string' && ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : undefined;
+  return group && typeof ref.kind === 'string' && ref.kind ? { group, kind: ref.kind } : undefined;
+}
+
 export class ClusterCache implements ClusterStateSource {
-  private readonly informers: Array<{ kind: Kind; informer: Informer }> = [];
+  /**
+   * `optional` informers (infrastructure templates, added as node groups reference
+   * their kinds) do not count towards synced/healthy: without them Headroom falls back
+   * to the capacity annotations and learned shapes, and a provider kind it may not
+   * read (no RBAC) must not stop the controller.
+   */
+  private readonly informers: Array<{ kind: Kind; informer: Informer; optional?: boolean }> = [];
+  /** Infrastructure kinds (`group/kind`) already watched or being resolved. */
+  private readonly infrastructureKinds = new Set<string>();
+  private capiNamespace: string | undefined;
   private readonly listeners = new Set<(kind: Kind, change?: StateChange) => void>();
   private cached: ClusterObjects | undefined;
   capiVersion: CapiVersion | undefined;
@@ -56,6 +75,7 @@ export class ClusterCache implements ClusterStateSource {
   /** Resources that are optional and absent (e.g. no CapacityBuffer CRD). */
   readonly absent: string[] = [];
   private started = false;
+  private stopped = false;
 
   constructor(private readonly opts: ClusterCacheOptions) {}
 
@@ -70,14 +90,8 @@ export class ClusterCache implements ClusterStateSource {
     const groupFilter = discoveryFilter(specs, true);
     const machineFilter = discoveryFilter(specs, false);
 
-    const add = (kind: Kind, client: KubeClient, r: ResourcePath, filter?: (o: KubernetesObject) => boolean) => {
-      const informer = new Informer(client, r, { ...this.opts.informer, ...(filter ? { filter } : {}) });
-      informer.onChange((change) => {
-        this.cached = undefined;
-        for (const fn of this.listeners) fn(kind, change);
-      });
-      this.informers.push({ kind, informer });
-    };
+    const add = (kind: Kind, client: KubeClient, r: ResourcePath, filter?: (o: KubernetesObject) => boolean) => this.addInformer(kind, client, r, filter);
+    this.capiNamespace = capiNs;
     const scope = this.opts.workloadScope ?? {};
     const podNs = scope.namespace ? { namespace: scope.namespace } : {};
     add('pods', workload, { group: '', version: 'v1', plural: 'pods', ...podNs });
@@ -128,24 +142,75 @@ export class ClusterCache implements ClusterStateSource {
     }
 
     for (const { informer } of this.informers) informer.start();
+    // Scale from zero reads the infrastructure templates node groups reference: watch
+    // each kind once some group refers to it.
+    this.onChange((kind) => {
+      if (kind === 'nodeGroups') this.watchInfrastructureKinds();
+    });
+    this.watchInfrastructureKinds();
+  }
+
+  private addInformer(kind: Kind, client: KubeClient, r: ResourcePath, filter?: (o: KubernetesObject) => boolean, optional = false): Informer {
+    const informer = new Informer(client, r, { ...this.opts.informer, ...(filter ? { filter } : {}) });
+    informer.onChange((change) => {
+      this.cached = undefined;
+      for (const fn of this.listeners) fn(kind, change);
+    });
+    this.informers.push({ kind, informer, ...(optional ? { optional } : {}) });
+    return informer;
+  }
+
+  private watchInfrastructureKinds(): void {
+    for (const { kind, informer } of this.informers) {
+      if (kind !== 'nodeGroups') continue;
+      for (const o of informer.list()) {
+        const gk = infrastructureGroupKind(o);
+        if (!gk || this.infrastructureKinds.has(`${gk.group}/${gk.kind}`)) continue;
+        this.infrastructureKinds.add(`${gk.group}/${gk.kind}`);
+        void this.watchInfrastructureKind(gk.group, gk.kind).catch((err: unknown) => {
+          // Resolved again when a group referencing it changes.
+          this.infrastructureKinds.delete(`${gk.group}/${gk.kind}`);
+          this.opts.informer?.onError?.(err);
+        });
+      }
+    }
+  }
+
+  private async watchInfrastructureKind(group: string, kind: string): Promise<void> {
+    const { management } = this.opts;
+    const g = await management.get<{ preferredVersion?: { version?: string } }>(`/apis/${encodeURIComponent(group)}`);
+    const version = g.preferredVersion?.version;
+    if (!version) throw new Error(`infrastructure group ${group} has no preferred version`);
+    const list = await management.get<{ resources?: Array<{ name: string; kind: string }> }>(`/apis/${encodeURIComponent(group)}/${encodeURIComponent(version)}`);
+    const plural = list.resources?.find((r) => r.kind === kind && !r.name.includes('/'))?.name;
+    if (!plural) throw new Error(`${kind} is not served in ${group}/${version}`);
+    if (this.stopped) return;
+    const ns = this.capiNamespace;
+    this.addInformer('infrastructureTemplates', management, { group, version, plural, ...(ns ? { namespace: ns } : {}) }, undefined, true).start();
   }
 
   stop(): void {
+    this.stopped = true;
     for (const { informer } of this.informers) informer.stop();
   }
 
+  private required(): Informer[] {
+    return this.informers.filter((i) => !i.optional).map((i) => i.informer);
+  }
+
   async waitForSync(timeoutMs = 30_000): Promise<void> {
-    await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(timeoutMs)));
+    await Promise.all(this.required().map((informer) => informer.waitForSync(timeoutMs)));
   }
 
   synced(): boolean {
-    return this.started && this.informers.length > 0 && this.informers.every(({ informer }) => informer.hasSynced());
+    const required = this.required();
+    return this.started && required.length > 0 && required.every((informer) => informer.hasSynced());
   }
 
   /** Synced, and every watch has shown life recently. The controller acts only when this holds. */
   healthy(now = Date.now()): boolean {
     const max = this.opts.maxStalenessMs ?? 180_000;
-    return this.synced() && this.informers.every(({ informer }) => now - informer.lastFreshAt <= max);
+    return this.synced() && this.required().every((informer) => now - informer.lastFreshAt <= max);
   }
 
   /** Seconds since each informer was last known current (list, event or bookmark), by resource. */
@@ -166,7 +231,7 @@ export class ClusterCache implements ClusterStateSource {
     const out: ClusterObjects = {
       pods: [], nodes: [], daemonSets: [], podDisruptionBudgets: [], persistentVolumes: [],
       persistentVolumeClaims: [], storageClasses: [], nodeGroups: [], machines: [], nodePools: [],
-      capacityBuffers: [], namespaces: [], podTemplates: [], scales: this.scales,
+      capacityBuffers: [], namespaces: [], podTemplates: [], scales: this.scales, infrastructureTemplates: [],
     };
     for (const { kind, informer } of this.informers) {
       const items = informer.list();

@@ -44,6 +44,12 @@ export interface ClusterObjects {
   resourceQuotas?: KubernetesObject[];
   /** autoscaling.x-k8s.io ProvisioningRequests. */
   provisioningRequests?: UnstructuredObject[];
+  /**
+   * The infrastructure objects node groups reference (InfraMachineTemplates,
+   * InfraMachinePools): their status.capacity / nodeInfo size a group with no nodes
+   * (scale from zero). Absent when not watched.
+   */
+  infrastructureTemplates?: UnstructuredObject[];
 }
 
 /**

@@ -43,3 +43,35 @@ export function resolveAssets(): Assets {
   cached = { dir: d, path: (b) => join(d, b), kwokStages };
   return cached;
 }
+
+/** The real Cluster API core manager and the files it comes with (build-cluster-api.sh). */
+export interface ClusterApiAssets {
+  readonly dir: string;
+  /** sigs.k8s.io/cluster-api/core built as a binary. */
+  readonly manager: string;
+  /** Every CRD of the core module (core/config/crd/bases). */
+  readonly crdDir: string;
+  /** Its Mutating/ValidatingWebhookConfigurations (core/config/webhook/manifests.yaml). */
+  readonly webhooks: string;
+}
+
+let cachedClusterApi: ClusterApiAssets | undefined;
+
+/**
+ * $HEADROOM_CAPI_ASSETS if set, else the cache of build-cluster-api.sh (which
+ * build-binaries.sh runs). Like resolveAssets, never builds: a cold build takes minutes.
+ */
+export function resolveClusterApiAssets(): ClusterApiAssets {
+  if (cachedClusterApi) return cachedClusterApi;
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'build-cluster-api.sh');
+  let dir: string;
+  try {
+    const out = execFileSync('bash', [script, '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    dir = out.trim().split('\n').at(-1) ?? '';
+  } catch {
+    throw new Error('the Cluster API manager is not built yet: run `bash test/harness/build-binaries.sh` '
+      + '(minutes on a cold cache) or `bash .ci/run`, or set HEADROOM_CAPI_ASSETS to a directory with cluster-api-manager, crds/ and webhooks.yaml');
+  }
+  cachedClusterApi = { dir, manager: join(dir, 'cluster-api-manager'), crdDir: join(dir, 'crds'), webhooks: join(dir, 'webhooks.yaml') };
+  return cachedClusterApi;
+}

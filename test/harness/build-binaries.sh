@@ -10,8 +10,13 @@
 #                            optionally cluster-api-v1.14.0-crds/ (else ../shared/crds is used).
 # HEADROOM_CACHE=/dir        cache root (default ~/.cache/headroom).
 #
+# Also builds the real Cluster API core manager with build-cluster-api.sh, into its own
+# directory keyed by the CAPI version (HEADROOM_CAPI_ASSETS=/dir: prebuilt; see there),
+# so adding or bumping it never invalidates the Kubernetes binaries' directory.
+#
 # Prints the directory that holds the binaries on its last line of stdout.
-# --check: build nothing; print the directory if everything is there, else exit 3.
+# --check: build nothing; print the directory if the Kubernetes binaries are there,
+# else exit 3 (build-cluster-api.sh --check answers for the CAPI manager).
 set -euo pipefail
 CHECK_ONLY=0
 [[ "${1:-}" == --check ]] && CHECK_ONLY=1
@@ -24,6 +29,12 @@ CAPI_VERSION="${CAPI_VERSION:-v1.14.0}"
 BINARIES=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok helm)
 
 log() { echo "[build-binaries] $*" >&2; }
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build_cluster_api() {
+  [[ $CHECK_ONLY == 1 ]] && return 0
+  CAPI_VERSION="$CAPI_VERSION" bash "$HERE/build-cluster-api.sh" >/dev/null
+}
 
 if [[ -n "${HEADROOM_TEST_ASSETS:-}" ]]; then
   for b in "${BINARIES[@]}"; do
@@ -43,6 +54,7 @@ for b in "${BINARIES[@]}"; do [[ -x "$OUT/$b" ]] || complete=0; done
 grep -q 'name: pod-ready' "$OUT/kwok-stages.yaml" 2>/dev/null || complete=0
 [[ -f "$OUT/cluster-api-$CAPI_VERSION-crds/cluster.x-k8s.io_machinedeployments.yaml" ]] || complete=0
 if [[ $complete == 1 ]]; then
+  build_cluster_api
   log "all binaries cached in $OUT"
   echo "$OUT"
   exit 0
@@ -167,5 +179,6 @@ if [[ ! -f "$CRDS/cluster.x-k8s.io_machinedeployments.yaml" ]]; then
   chmod 644 "$CRDS.tmp"/*.yaml
   rm -rf "$CRDS" && mv "$CRDS.tmp" "$CRDS"
 fi
+build_cluster_api
 log "binaries ready in $OUT ($(( $(date +%s) - start ))s)"
 echo "$OUT"

@@ -95,8 +95,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type CertificateAuthority, createCertificateAuthority, issueCertificate } from '../../certs/pki.js';
-import { type Assets, type Binary, resolveAssets } from './assets.js';
-import { capiCrdDir, installCrds, ownCrdDirs, readCrds } from './crds.js';
+import { type Assets, type Binary, resolveAssets, resolveClusterApiAssets } from './assets.js';
+import { type ClusterApiOptions, managerArgs, wireWebhooks, writeWebhookCert } from './cluster-api.js';
+import { capiCrdDir, installCrds, kwokProviderCrdDir, ownCrdDirs, readCrds } from './crds.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { freePort } from './ports.js';
 import { ComponentExitedError, httpStatus, waitFor } from './probe.js';
@@ -123,6 +124,11 @@ export interface ControlPlaneOptions {
   readonly controllerManager?: boolean | { readonly controllers?: readonly string[] };
   /** Start kwok for nodes annotated kwok.x-k8s.io/node=fake. */
   readonly kwok?: boolean;
+  /**
+   * Start the real Cluster API core manager (cluster-api.ts): installs all of its CRDs
+   * (instead of the five of `crds`) and the kwok provider's, and wires its webhooks.
+   */
+  readonly clusterApi?: boolean | ClusterApiOptions;
   /** Install the Cluster API CRDs (default true). */
   readonly crds?: boolean;
   /** Also install charts/headroom/crds and test/fixtures/crds (default: same as `crds`). */
@@ -192,7 +198,7 @@ export class ControlPlane {
         }
       }
       const crdDirs = [
-        ...((opts.crds ?? true) ? [capiCrdDir(assets.dir)] : []),
+        ...(opts.clusterApi ? [resolveClusterApiAssets().crdDir, kwokProviderCrdDir()] : (opts.crds ?? true) ? [capiCrdDir(assets.dir)] : []),
         ...((opts.ownCrds ?? opts.crds ?? true) ? ownCrdDirs() : []),
         ...(opts.extraCrdDirs ?? []),
       ];
@@ -203,6 +209,7 @@ export class ControlPlane {
         optional.push(cp.startControllerManager(typeof opts.controllerManager === 'object' ? opts.controllerManager : {}));
       }
       if (opts.kwok) optional.push(cp.startKwok());
+      if (opts.clusterApi) optional.push(cp.startClusterApi(typeof opts.clusterApi === 'object' ? opts.clusterApi : {}));
       await Promise.all(optional);
       return cp;
     } catch (err) {
@@ -353,6 +360,29 @@ export class ControlPlane {
     process.kill(-apiserver.pid, signal);
   }
 
+  /**
+   * Starts the real Cluster API core manager and points the apiserver's admission and
+   * conversion webhooks at it (cluster-api.ts). Its CRDs must be installed: start the
+   * control plane with `clusterApi`, or install `resolveClusterApiAssets().crdDir` and
+   * `kwokProviderCrdDir()` first. One per control plane: the webhook configurations are
+   * cluster-wide.
+   */
+  async startClusterApi(opts: ClusterApiOptions = {}): Promise<Component> {
+    const assets = resolveClusterApiAssets();
+    const [webhook, health, diagnostics] = [await freePort(), await freePort(), await freePort()];
+    const certDir = join(this.dir, 'capi-webhook-certs');
+    writeWebhookCert(this.ca, certDir);
+    const component = await this.startServing('cluster-api', assets.manager, managerArgs(this.kubeconfigPath, { webhook, health, diagnostics }, certDir, opts),
+      `http://127.0.0.1:${health}/readyz`);
+    try {
+      await wireWebhooks(this.kubeConfig(), assets, webhook, this.ca.certPem, opts.namespace);
+    } catch (err) {
+      await component.stop();
+      throw err;
+    }
+    return component;
+  }
+
   /** Stops every component and removes the temp dir. Idempotent. */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -366,7 +396,8 @@ export class ControlPlane {
     if (--liveControlPlanes === 0) stopReaper();
   }
 
-  private async startServing(name: string, binary: Binary, args: string[], healthUrl: string): Promise<Component> {
+  /** `binary`: one of the assets, or a path. */
+  private async startServing(name: string, binary: Binary | string, args: string[], healthUrl: string): Promise<Component> {
     if (this.stopped) throw new Error('control plane is stopped');
     const p = spawnComponent(this.dir, this.assets, name, binary, args);
     this.components.push(p);
@@ -397,8 +428,9 @@ export function startControlPlane(opts: ControlPlaneOptions = {}): Promise<Contr
   return ControlPlane.start(opts);
 }
 
-function spawnComponent(dir: string, assets: Assets, name: string, binary: Binary, args: string[]): ManagedProcess {
-  return ManagedProcess.start(name, assets.path(binary), args, { logFile: join(dir, 'logs', `${name}.log`), cwd: dir });
+function spawnComponent(dir: string, assets: Assets, name: string, binary: Binary | string, args: string[]): ManagedProcess {
+  const path = binary.includes('/') ? binary : assets.path(binary as Binary);
+  return ManagedProcess.start(name, path, args, { logFile: join(dir, 'logs', `${name}.log`), cwd: dir });
 }
 
 interface Pki {

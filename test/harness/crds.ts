@@ -27,6 +27,11 @@ export function capiCrdDir(assetsDir?: string): string {
   return dir;
 }
 
+/** The kwok provider's CRDs (kwok-provider.ts), installed with the real Cluster API manager. */
+export function kwokProviderCrdDir(): string {
+  return join(repoRoot, 'test', 'harness', 'crds');
+}
+
 /**
  * SIG Autoscaling's CapacityBuffer and ProvisioningRequest CRDs, unchanged from
  * Cluster Autoscaler 1.36.1: `<repo>/../shared/crds/autoscaling.x-k8s.io-cluster-autoscaler-1.36.1`
