@@ -31,7 +31,7 @@
  *  - KwokMachinePool (InfraMachinePool): one instance (kwok Node) per replica of its
  *    owner MachinePool, each after `bootDelayMs`, spread over the MachinePool's
  *    failureDomains; spec.providerIDList, status.replicas, status.instances,
- *    status.initialization.provisioned. Scale-down drops the newest instances from the
+ *    status.initialization.provisioned (and status.ready, which v1.14.0 still reads). Scale-down drops the newest instances from the
  *    list; deleting their Nodes is CAPI's job (as with a cloud's scale set).
  *
  * Machine shape (KwokMachine spec, cloned from the template's spec.template.spec):
@@ -416,6 +416,10 @@ export class KwokProvider {
       replicas: instances.length,
       readyReplicas: instances.filter((i) => nodeNames.has(i.instanceName)).length,
       initialization: { provisioned: true },
+      // CAPI v1.14.0's MachinePool controller still reads the v1beta1 contract's
+      // status.ready (controllers/external.IsReady), not initialization.provisioned as
+      // the book's v1beta2 InfraMachinePool contract says: report both.
+      ready: true,
     });
   }
 

@@ -1,0 +1,410 @@
+import { expect } from 'chai';
+import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { KubeRequestError, kubeRequest } from '../harness/kube-request.js';
+import {
+  KWOK_BOOTSTRAP_GROUP, KWOK_BOOTSTRAP_SECRET, KWOK_INFRA_GROUP, KWOK_PROVIDER_VERSION, KwokProvider, kwokNodeSelector,
+} from '../harness/kwok-provider.js';
+import { createTestNamespace } from '../harness/namespace.js';
+import { eventually, isNodeReady } from '../harness/wait.js';
+import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
+import { KubeActuator } from '../../src/capi/kube-actuator.js';
+import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
+import { emptyClusterObjects, type UnstructuredObject } from '../../src/cluster/objects.js';
+import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
+import { KubeClient } from '../../src/controller/kube-client.js';
+import { MAX, MIN, pendingPod } from './controller-objects.js';
+
+/**
+ * Headroom against the real Cluster API core manager v1.14 (MachineDeployment,
+ * MachineSet, Machine, MachinePool and MachineHealthCheck controllers, its defaulting /
+ * validation webhooks and CRD conversion) with the kwok provider as the cloud
+ * (test/harness/kwok-provider.ts). Nothing here plays CAPI: Machines, MachineSets,
+ * nodeRefs and Node deletions come from CAPI's own controllers.
+ *
+ * One private control plane for the file: the manager's webhook configurations and
+ * conversion webhooks are cluster-wide, and its controllers would reconcile the
+ * shared control plane's fixture-driven objects too. Each test has its own namespace,
+ * Cluster and provider.
+ */
+
+const CAPI = 'cluster.x-k8s.io/v1beta2';
+const INFRA = `${KWOK_INFRA_GROUP}/${KWOK_PROVIDER_VERSION}`;
+
+interface Shape {
+  capacity?: Record<string, string>;
+  architecture?: string;
+  nodeLabels?: Record<string, string>;
+}
+
+describe('Headroom on the real Cluster API manager (v1.14) with the kwok provider', function () {
+  let cp: ControlPlane;
+  let kc: KubeConfig;
+  let client: KubeClient;
+
+  before(async function () {
+    this.timeout(300_000);
+    cp = await startControlPlane({ scheduler: true, controllerManager: true, kwok: true, clusterApi: true });
+    kc = cp.kubeConfig();
+    client = new KubeClient(kc);
+  });
+  after(async function () {
+    this.timeout(60_000);
+    client?.close();
+    await cp?.stop();
+  });
+
+  const list = async <T = UnstructuredObject>(path: string) => (await kubeRequest<{ items: T[] }>(kc, 'GET', path)).items;
+
+  /** A namespace with a Cluster, the provider in it, and helpers. */
+  async function scenario(prefix: string, bootDelayMs = 300) {
+    const ns = await createTestNamespace(kc, prefix);
+    const provider = await KwokProvider.start({
+      kubeConfig: kc, namespace: ns, bootDelayMs, intervalMs: 150, workloadKubeconfig: readFileSync(cp.kubeconfigPath, 'utf8'),
+    });
+    await provider.createCluster('test');
+    const controllers: Controller[] = [];
+    const capi = (plural: string, name = '') => `/apis/${CAPI.split('/')[0]}/v1beta2/namespaces/${ns}/${plural}${name ? `/${name}` : ''}`;
+    const template = (name: string, shape: Shape) => kubeRequest(kc, 'POST', `/apis/${INFRA}/namespaces/${ns}/kwokmachinetemplates`, {
+      apiVersion: INFRA, kind: 'KwokMachineTemplate', metadata: { name }, spec: { template: { spec: shape } },
+    });
+    const machineSpec = (templateName: string) => ({
+      clusterName: 'test',
+      bootstrap: { dataSecretName: KWOK_BOOTSTRAP_SECRET },
+      infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: templateName },
+    });
+    const machineDeployment = (name: string, o: { replicas: number; min: number; max: number; template: string; annotations?: Record<string, string>; strategy?: unknown }) =>
+      kubeRequest<UnstructuredObject>(kc, 'POST', capi('machinedeployments'), {
+        apiVersion: CAPI, kind: 'MachineDeployment',
+        metadata: { name, annotations: { [MIN]: String(o.min), [MAX]: String(o.max), ...o.annotations } },
+        spec: {
+          clusterName: 'test', replicas: o.replicas,
+          selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': name } },
+          template: { metadata: { labels: { 'cluster.x-k8s.io/deployment-name': name } }, spec: machineSpec(o.template) },
+          ...(o.strategy ? { rollout: { strategy: o.strategy } } : {}),
+        },
+      });
+    const machines = () => list<UnstructuredObject>(capi('machines'));
+    const nodes = () => list<V1Node>(`/api/v1/nodes?labelSelector=${encodeURIComponent(kwokNodeSelector({ namespace: ns }))}`);
+    /** `count` Machines, all with a nodeRef to a Ready Node. */
+    const machinesWithNodes = (count: number, timeoutMs = 90_000) =>
+      eventually(`${count} Machines in ${ns} with nodeRef to a Ready Node`, async () => {
+        const [ms, ns2] = await Promise.all([machines(), nodes()]);
+        const ready = new Set(ns2.filter(isNodeReady).map((n) => n.metadata!.name));
+        const mine = ms.filter((m) => !m.metadata?.deletionTimestamp);
+        return mine.length === count && mine.every((m) => ready.has(nodeRefOf(m) ?? '')) ? mine : false;
+      }, { timeoutMs, intervalMs: 300 });
+    const startController = async (extra: Partial<ControllerOptions> = {}) => {
+      const c = new Controller({
+        workload: kc,
+        discovery: [{ namespace: ns, labels: {} }],
+        workloadScope: { namespace: ns, nodeLabelSelector: kwokNodeSelector({ namespace: ns }) },
+        batch: { idleMs: 300, maxMs: 3000 },
+        registry: new Registry(),
+        log: () => {},
+        ...extra,
+      });
+      controllers.push(c);
+      await c.start();
+      return c;
+    };
+    const createPods = (name: string, count: number, cpu: string, extra: Record<string, unknown> = {}) => Promise.all(Array.from({ length: count }, (_, i) => {
+      const pod = pendingPod(ns, `${name}-${i}`, cpu);
+      return kubeRequest(kc, 'POST', `/api/v1/namespaces/${ns}/pods`, { ...pod, spec: { ...pod.spec, ...extra } });
+    }));
+    const allRunning = (count: number) => eventually(`${count} pods Running in ${ns}`, async () => {
+      const items = await list<V1Pod>(`/api/v1/namespaces/${ns}/pods`);
+      return items.length === count && items.every((p) => p.status?.phase === 'Running') ? items : false;
+    }, { timeoutMs: 120_000, intervalMs: 300 });
+    const cleanup = async () => {
+      for (const c of controllers) await c.stop().catch(() => {});
+      // Leave the objects to the control plane's teardown; stop making Nodes.
+      await provider.stop();
+    };
+    return { ns, provider, capi, template, machineDeployment, machines, nodes, machinesWithNodes, startController, createPods, allRunning, cleanup };
+  }
+
+  it('scale-up: Headroom raises a MachineDeployment for pending pods; CAPI makes the MachineSet and Machines, the provider boots kwok Nodes, CAPI sets nodeRef, the pods run', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-up');
+    try {
+      await s.template('small', { capacity: { cpu: '4', memory: '16Gi', pods: '110' } });
+      await s.machineDeployment('md', { replicas: 0, min: 0, max: 5, template: 'small' });
+      await s.startController();
+      // 6 pods x 1.5 cpu: two per 4-cpu node -> 3 nodes.
+      await s.createPods('burst', 6, '1500m');
+      const pods = await s.allRunning(6);
+      const md = await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'));
+      expect(md.spec?.replicas).to.equal(3);
+      // The MachineSet is CAPI's (owned by the MD), and so are the Machines (owned by it).
+      const sets = await list<UnstructuredObject>(s.capi('machinesets'));
+      expect(sets).to.have.length(1);
+      expect(sets[0]!.metadata?.ownerReferences?.[0]).to.include({ kind: 'MachineDeployment', name: 'md', controller: true });
+      const machines = await s.machinesWithNodes(3);
+      for (const m of machines) {
+        expect(m.metadata?.ownerReferences?.[0]).to.include({ kind: 'MachineSet', name: sets[0]!.metadata!.name, controller: true });
+        // CAPI's Machine controller found the Node by providerID and recorded it.
+        expect(m.spec?.providerID).to.equal(`kwok://${nodeRefOf(m)}`);
+        expect((m.status as { phase?: string }).phase).to.equal('Running');
+      }
+      const nodeNames = new Set(machines.map(nodeRefOf));
+      for (const p of pods) expect(nodeNames.has(p.spec?.nodeName)).to.equal(true);
+      // CAPI annotates the Nodes it owns.
+      const node = (await s.nodes()).find((n) => n.metadata?.name === nodeRefOf(machines[0]!))!;
+      expect(node.metadata?.annotations).to.include({ 'cluster.x-k8s.io/owner-kind': 'MachineSet', 'cluster.x-k8s.io/cluster-name': 'test' });
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('scale from zero: sizes a MachineDeployment with no capacity annotations from its KwokMachineTemplate status.capacity and nodeInfo', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-zero');
+    try {
+      // An 8-cpu arm64 template; the pods need 6 cpu on arm64: only the template says it fits.
+      await s.template('big-arm', { capacity: { cpu: '8', memory: '32Gi', pods: '50' }, architecture: 'arm64' });
+      const tpl = await eventually('the provider reports status.capacity', async () => {
+        const t = await kubeRequest<UnstructuredObject>(kc, 'GET', `/apis/${INFRA}/namespaces/${s.ns}/kwokmachinetemplates/big-arm`);
+        return t.status?.capacity ? t : false;
+      }, { timeoutMs: 20_000 });
+      expect(tpl.status).to.deep.include({ capacity: { cpu: '8', memory: '32Gi', pods: '50' }, nodeInfo: { architecture: 'arm64', operatingSystem: 'linux' } });
+      const md = await s.machineDeployment('zero', { replicas: 0, min: 0, max: 3, template: 'big-arm' });
+      expect(Object.keys(md.metadata?.annotations ?? {}).filter((k) => k.startsWith('capacity.cluster-autoscaler.kubernetes.io/'))).to.deep.equal([]);
+      await s.startController();
+      await s.createPods('arm', 2, '6', { nodeSelector: { 'kubernetes.io/arch': 'arm64' } });
+      const pods = await s.allRunning(2);
+      expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'zero'))).spec?.replicas).to.equal(2);
+      const machines = await s.machinesWithNodes(2);
+      expect(new Set(pods.map((p) => p.spec?.nodeName))).to.deep.equal(new Set(machines.map(nodeRefOf)));
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('scale-down: the real MachineSet controller deletes exactly the Machines Headroom marked with delete-machine', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-down');
+    try {
+      await s.template('small', { capacity: { cpu: '2', memory: '4Gi' } });
+      await s.machineDeployment('md', { replicas: 5, min: 1, max: 6, template: 'small' });
+      const before = await s.machinesWithNodes(5);
+      const actuator = new KubeActuator({ management: client, capiVersion: 'v1beta2' });
+      const group = { kind: 'MachineDeployment' as const, namespace: s.ns, name: 'md' };
+      // Two victims: CAPI's default order (Random) would pick these two with p = 1/10.
+      const victims = [before[1]!, before[3]!];
+      for (const [i, v] of victims.entries()) {
+        const r = await actuator.deleteMachine(group, { namespace: s.ns, name: v.metadata!.name!, nodeName: nodeRefOf(v) }, 'test: empty node');
+        expect(r).to.deep.equal({ replicas: 4 - i, written: true });
+      }
+      const keep = before.filter((m) => !victims.includes(m));
+      const left = await s.machinesWithNodes(3);
+      expect(left.map((m) => m.metadata?.uid).sort()).to.deep.equal(keep.map((m) => m.metadata?.uid).sort());
+      // CAPI drained and deleted the victims' Nodes.
+      await eventually('the victims\' Nodes are gone', async () => {
+        const names = new Set((await s.nodes()).map((n) => n.metadata?.name));
+        return victims.every((v) => !names.has(nodeRefOf(v))) && names.size === 3;
+      }, { timeoutMs: 60_000 });
+      expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'))).spec?.replicas).to.equal(3);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('MachinePool: Headroom scales it up and down; CAPI tracks the provider\'s instances by providerIDList and deletes retired Nodes', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-mp');
+    try {
+      await kubeRequest(kc, 'POST', `/apis/${INFRA}/namespaces/${s.ns}/kwokmachinepools`, {
+        apiVersion: INFRA, kind: 'KwokMachinePool', metadata: { name: 'mp' }, spec: { capacity: { cpu: '4', memory: '8Gi' } },
+      });
+      await kubeRequest(kc, 'POST', s.capi('machinepools'), {
+        apiVersion: CAPI, kind: 'MachinePool',
+        metadata: { name: 'mp', annotations: { [MIN]: '1', [MAX]: '4' } },
+        spec: {
+          clusterName: 'test', replicas: 1, failureDomains: ['zone-a', 'zone-b'],
+          template: { spec: { clusterName: 'test', bootstrap: { dataSecretName: KWOK_BOOTSTRAP_SECRET }, infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachinePool', name: 'mp' } } },
+        },
+      });
+      const pool = (want: number) => eventually(`MachinePool with ${want} ready replicas and nodeRefs`, async () => {
+        const mp = await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinepools', 'mp'));
+        const st = (mp.status ?? {}) as { readyReplicas?: number; replicas?: number; nodeRefs?: Array<{ name: string }> };
+        const nodes = await s.nodes();
+        return st.replicas === want && st.readyReplicas === want && st.nodeRefs?.length === want && nodes.length === want ? { mp, nodes } : false;
+      }, { timeoutMs: 90_000, intervalMs: 300 });
+      await pool(1);
+      const actuator = new KubeActuator({ management: client, capiVersion: 'v1beta2' });
+      const group = { kind: 'MachinePool' as const, namespace: s.ns, name: 'mp' };
+      expect(await actuator.scaleTo(group, 1, 3, 'test')).to.deep.equal({ replicas: 3, written: true });
+      const up = await pool(3);
+      expect(new Set(up.nodes.map((n) => n.metadata?.labels?.['topology.kubernetes.io/zone']))).to.deep.equal(new Set(['zone-a', 'zone-b']));
+      // Bounds hold on the real object too.
+      expect(await actuator.scaleTo(group, 3, 9, 'test')).to.deep.equal({ replicas: 4, written: true });
+      await pool(4);
+      expect(await actuator.scaleTo(group, 4, 1, 'test')).to.deep.equal({ replicas: 1, written: true });
+      await pool(1);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('standalone Machines Headroom creates from a NodePool pass CAPI\'s webhooks and get Nodes; CAPI\'s validation rejects a bad one', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-sa');
+    const poolName = `${s.ns}-pool`;
+    try {
+      await s.template('tpl', { capacity: { cpu: '2', memory: '8Gi' } });
+      await kubeRequest(kc, 'POST', `/apis/${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}/namespaces/${s.ns}/kwokconfigtemplates`, {
+        apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', metadata: { name: 'tpl' }, spec: { template: { spec: {} } },
+      });
+      await kubeRequest(kc, 'POST', '/apis/headroom.dev/v1alpha1/nodepools', {
+        apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
+        spec: {
+          limits: { nodes: 3 },
+          machineTemplate: {
+            namespace: s.ns, clusterName: 'test', version: 'v1.36.0',
+            bootstrapConfigTemplateRef: { apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', name: 'tpl' },
+            infrastructureTemplateRef: { apiVersion: INFRA, kind: 'KwokMachineTemplate', name: 'tpl' },
+            capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+          },
+        },
+      });
+      // The webhooks are live: a Machine with a version that is not semver is refused by CAPI.
+      const bad = await kubeRequest(kc, 'POST', s.capi('machines'), {
+        apiVersion: CAPI, kind: 'Machine', metadata: { name: 'bad' },
+        spec: { clusterName: 'test', version: 'one-dot-thirty-six', bootstrap: { dataSecretName: KWOK_BOOTSTRAP_SECRET }, infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachine', name: 'bad' } },
+      }).then(() => undefined, (err: unknown) => err);
+      expect(bad).to.be.instanceOf(KubeRequestError);
+      expect((bad as KubeRequestError).message).to.match(/admission webhook "validation\.machine\.cluster\.x-k8s\.io" denied/);
+      await s.startController();
+      // 4 pods x 900m: two per 2-cpu node -> 2 standalone Machines.
+      await s.createPods('sa', 4, '900m');
+      await s.allRunning(4);
+      const machines = await s.machinesWithNodes(2);
+      for (const m of machines) {
+        expect(m.metadata?.labels?.['headroom.dev/nodepool']).to.equal(poolName);
+        // CAPI's Machine controller read the KwokConfig's dataSecretName (bootstrap contract).
+        expect((m.spec?.bootstrap as { dataSecretName?: string }).dataSecretName).to.equal(m.metadata?.name);
+        expect(m.spec?.version).to.equal('v1.36.0');
+      }
+    } finally {
+      await kubeRequest(kc, 'DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
+      await s.cleanup();
+    }
+  });
+
+  it('v1beta1: a client that speaks only cluster.x-k8s.io/v1beta1 reads, scales and removes a marked Machine through CAPI\'s conversion webhook', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-v1b1');
+    try {
+      await s.template('small', { capacity: { cpu: '2', memory: '4Gi' } });
+      await s.machineDeployment('md', { replicas: 2, min: 1, max: 4, template: 'small' });
+      await s.machinesWithNodes(2);
+      const v1b1 = (plural: string, name = '') => `/apis/cluster.x-k8s.io/v1beta1/namespaces/${s.ns}/${plural}${name ? `/${name}` : ''}`;
+      // Served through the conversion webhook: v1beta1's shapes, not v1beta2's relabelled.
+      const machines = await list<UnstructuredObject>(v1b1('machines'));
+      expect(machines).to.have.length(2);
+      for (const m of machines) {
+        expect(m.apiVersion).to.equal('cluster.x-k8s.io/v1beta1');
+        expect((m.status as { nodeRef?: Record<string, unknown> }).nodeRef).to.include({ kind: 'Node', apiVersion: 'v1' });
+        expect((m.spec?.infrastructureRef as Record<string, unknown>).apiVersion).to.equal(INFRA);
+        expect(parseMachine(m).nodeName).to.equal(nodeRefOf(m));
+      }
+      const md = await kubeRequest<UnstructuredObject>(kc, 'GET', v1b1('machinedeployments', 'md'));
+      expect(parseNodeGroupObject(md)).to.deep.include({ version: 'v1beta1', replicas: 2 });
+      expect(parseNodeGroupObject(md).template.infrastructureRef).to.deep.equal({ group: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: 'small' });
+      const actuator = new KubeActuator({ management: client, capiVersion: 'v1beta1' });
+      const group = { kind: 'MachineDeployment' as const, namespace: s.ns, name: 'md' };
+      expect(await actuator.scaleTo(group, 2, 3, 'test')).to.deep.equal({ replicas: 3, written: true });
+      const three = await s.machinesWithNodes(3);
+      const victim = three[0]!;
+      expect(await actuator.deleteMachine(group, { namespace: s.ns, name: victim.metadata!.name! }, 'test')).to.deep.equal({ replicas: 2, written: true });
+      const left = await s.machinesWithNodes(2);
+      expect(left.map((m) => m.metadata?.name)).not.to.include(victim.metadata?.name);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('rollout: Headroom scales a MachineDeployment during CAPI\'s rolling update; they do not fight, replicas stay within bounds and surge', async function () {
+    this.timeout(300_000);
+    const s = await scenario('capi-roll', 1500);
+    try {
+      await s.template('a', { capacity: { cpu: '2', memory: '4Gi' } });
+      await s.template('b', { capacity: { cpu: '2', memory: '4Gi' }, nodeLabels: { generation: 'b' } });
+      await s.machineDeployment('md', {
+        replicas: 3, min: 2, max: 5, template: 'a',
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      });
+      await s.machinesWithNodes(3);
+      // Sample the cluster throughout: MD replicas within [min, max] and only ever the
+      // values Headroom wrote (CAPI's rollout never rewrites them); Machines never beyond
+      // the largest replicas written so far + maxSurge (after a scale-down CAPI removes
+      // the surplus gradually; a writer of MachineSet replicas would break the bound); Headroom's snapshot sees one group, the MD, whose nodes are those
+      // of both MachineSets.
+      const violations: string[] = [];
+      const seenReplicas = new Set<number>();
+      let maxReplicas = 3;
+      let sampling = true;
+      let samples = 0;
+      const sampler = (async () => {
+        while (sampling) {
+          const [md, sets, ms, templates] = await Promise.all([
+            kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md')),
+            list<UnstructuredObject>(s.capi('machinesets')),
+            s.machines(),
+            list<UnstructuredObject>(`/apis/${INFRA}/namespaces/${s.ns}/kwokmachinetemplates`),
+          ]);
+          const replicas = md.spec?.replicas as number;
+          seenReplicas.add(replicas);
+          maxReplicas = Math.max(maxReplicas, replicas);
+          const live = ms.filter((m) => !m.metadata?.deletionTimestamp).length;
+          if (replicas < 2 || replicas > 5) violations.push(`MD replicas ${replicas}`);
+          if (live > maxReplicas + 1) violations.push(`${live} Machines for at most ${maxReplicas} replicas + surge 1`);
+          const snap = buildSnapshot({ ...emptyClusterObjects(), nodeGroups: [md, ...sets], machines: ms, infrastructureTemplates: templates }, { strict: false });
+          if (snap.groups.length !== 1 || snap.groups[0]!.kind !== 'MachineDeployment') violations.push(`snapshot groups ${snap.groups.map((g) => g.id).join(',')}`);
+          samples++;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      })();
+      const actuator = new KubeActuator({ management: client, capiVersion: 'v1beta2' });
+      const group = { kind: 'MachineDeployment' as const, namespace: s.ns, name: 'md' };
+      // Start the rollout (new infrastructure template), then scale while it runs.
+      await kubeRequest(kc, 'PATCH', s.capi('machinedeployments', 'md'), {
+        spec: { template: { spec: { infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: 'b' } } } },
+      });
+      await eventually('a second MachineSet', async () => (await list(s.capi('machinesets'))).length === 2, { timeoutMs: 30_000 });
+      maxReplicas = 4; // before the write: CAPI may act on it before the sampler sees it
+      expect(await actuator.scaleTo(group, 3, 4, 'test: demand during rollout')).to.deep.equal({ replicas: 4, written: true });
+      maxReplicas = 5;
+      expect(await actuator.scaleTo(group, 4, 9, 'test: above max')).to.deep.equal({ replicas: 5, written: true });
+      expect(await actuator.scaleTo(group, 5, 4, 'test: less demand')).to.deep.equal({ replicas: 4, written: true });
+      // The rollout finishes at Headroom's replicas, every Machine from the new template.
+      const done = await s.machinesWithNodes(4, 180_000);
+      await eventually('only new-template Machines', async () => {
+        const ms = (await s.machines()).filter((m) => !m.metadata?.deletionTimestamp);
+        const nodes = await s.nodes();
+        return ms.length === 4 && nodes.length === 4 && nodes.every((n) => n.metadata?.labels?.generation === 'b');
+      }, { timeoutMs: 180_000, intervalMs: 500 });
+      sampling = false;
+      await sampler;
+      expect(done).to.have.length(4);
+      expect(samples).to.be.greaterThan(5);
+      expect(violations).to.deep.equal([]);
+      expect([...seenReplicas].every((r) => [3, 4, 5].includes(r))).to.equal(true);
+      // Headroom's replicas went to the MD only; CAPI moved them to the new MachineSet.
+      const scaled = (await list<UnstructuredObject>(s.capi('machinesets'))).filter((x) => (x.spec?.replicas as number) > 0);
+      expect(scaled).to.have.length(1);
+      expect(scaled[0]!.spec?.replicas).to.equal(4);
+      expect((scaled[0]!.spec?.template as { spec: { infrastructureRef: { name: string } } }).spec.infrastructureRef.name).to.equal('b');
+      expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'))).spec?.replicas).to.equal(4);
+    } finally {
+      await s.cleanup();
+    }
+  });
+});
+
+function nodeRefOf(m: UnstructuredObject): string | undefined {
+  return (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name;
+}
