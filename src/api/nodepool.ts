@@ -120,7 +120,13 @@ export class NodePoolError extends Error {
   }
 }
 
-const DEFAULT_CONSOLIDATE_AFTER_MS = 0;
+/**
+ * consolidateAfter when a NodePool does not set it: 30 s, the same default as the CRD
+ * (charts/headroom/crds/headroom.dev_nodepools.yaml), which the apiserver fills in.
+ * Karpenter's 0 s would race kube-scheduler binding pods to a node that just came up
+ * or just had its pods replaced (ADR 0080).
+ */
+export const DEFAULT_CONSOLIDATE_AFTER_MS = 30_000;
 const DEFAULT_EXPIRE_AFTER_MS = 720 * 3600_000;
 const DURATION_PART = /([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g;
 const DURATION = /^([0-9]+(?:\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;

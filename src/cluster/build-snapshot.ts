@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
+import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
 import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
@@ -244,8 +245,9 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
       allocatable,
       pods: podsByNode.get(name) ?? [],
       inFlight: false,
-      unschedulable: node.spec?.unschedulable === true || !!node.metadata?.deletionTimestamp
+      unschedulable: node.spec?.unschedulable === true || !!node.metadata?.deletionTimestamp || hasDisruptionTaint(node.spec?.taints)
         || (machine !== undefined && (machine.deleting || machine.markedForDeletion)),
+      ...(machine ? { machine: { namespace: machine.namespace, name: machine.name, leaving: machine.deleting || machine.markedForDeletion } } : {}),
     };
     nodes.push(sn);
     if (node.metadata?.deletionTimestamp || machine?.deleting) goingAway.add(name);

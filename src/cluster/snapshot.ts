@@ -71,8 +71,18 @@ export interface SnapshotNode {
   pods: SchedulingPod[];
   /** A replica that was requested but has no Node yet: capacity that is on its way. */
   inFlight: boolean;
-  /** Cordoned, or its Machine is being deleted / drained: nothing new lands here. */
+  /** Cordoned, tainted by Headroom's disruption, or its Machine is being deleted / drained: nothing new lands here. */
   unschedulable: boolean;
+  /** The Machine behind an existing node, when one is known (MachinePools without Machines have none). */
+  machine?: SnapshotMachine;
+}
+
+/** The Machine of a node: what disruption removes. */
+export interface SnapshotMachine {
+  namespace: string;
+  name: string;
+  /** Being deleted, or marked cluster.x-k8s.io/delete-machine: on its way out already. */
+  leaving: boolean;
 }
 
 export interface HostPort {

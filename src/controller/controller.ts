@@ -19,6 +19,7 @@ import { systemClock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import { Provisioner, type CycleReport, type SolveFn } from '../provisioning/provisioner.js';
 import { KubeClient } from './kube-client.js';
+import { KubeDisruptionNodes } from './kube-disruption-nodes.js';
 import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
 import { NodePoolStatusWriter } from './nodepool-status.js';
@@ -246,6 +247,8 @@ export class Controller {
     if (this.opts.disruption !== false && !(podScoped && this.opts.disruption === undefined)) {
       this.disruptor = new Disruptor({
         state: this.cache, actuator, clock: systemClock,
+        // Taints go through the term's fenced client: none is written once leadership is lost.
+        nodes: new KubeDisruptionNodes(this.workloadClient.fenced(term), { dryRun: this.opts.dryRun ?? false, log: this.log }),
         // The term's end also ends a pass's solves.
         solve: (s) => solve(s, term),
         ready: () => this.cache.healthy(),

@@ -1,4 +1,4 @@
-import type { DisruptionBudget, NodePoolDisruption } from '../api/nodepool.js';
+import { DEFAULT_CONSOLIDATE_AFTER_MS, type DisruptionBudget, type NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
 
 /**
@@ -10,10 +10,10 @@ import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
 
 export type DisruptionReason = 'Empty' | 'Expired';
 
-/** Settings for groups that belong to no NodePool: remove empty nodes after 30 s, never expire, 10% budget. */
+/** Settings for groups that belong to no NodePool: remove empty nodes after a NodePool's default consolidateAfter, never expire, 10% budget. */
 export const DEFAULT_DISRUPTION: NodePoolDisruption = {
   consolidationPolicy: 'WhenEmpty',
-  consolidateAfterMs: 30_000,
+  consolidateAfterMs: DEFAULT_CONSOLIDATE_AFTER_MS,
   expireAfterMs: null,
   budgets: [{ nodes: '10%' }],
 };
@@ -57,7 +57,11 @@ export class DisruptionAllowance {
    * `disrupting`: nodes already on their way out (our own earlier removals not yet
    * visible, besides the snapshot's unschedulable nodes); they use up budget.
    */
-  constructor(snapshot: ClusterSnapshot, private readonly settingsOf: SettingsOf, disrupting: ReadonlySet<string> = new Set()) {
+  constructor(
+    snapshot: ClusterSnapshot, private readonly settingsOf: SettingsOf, disrupting: ReadonlySet<string> = new Set(),
+    /** Nodes of the batch being re-checked: they count when taken again, not before (their taint may already show). */
+    batch: ReadonlySet<string> = new Set(),
+  ) {
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
     for (const g of snapshot.groups) {
       this.aboveMin.set(g.id, g.replicas - g.minSize);
@@ -68,7 +72,7 @@ export class DisruptionAllowance {
       if (!g || n.inFlight) continue;
       const s = this.scopes.get(budgetScope(g))!;
       s.total++;
-      if (n.unschedulable || disrupting.has(n.name)) s.disrupting++;
+      if ((n.unschedulable || disrupting.has(n.name)) && !batch.has(n.name)) s.disrupting++;
     }
   }
 

@@ -1,31 +1,34 @@
-import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import { NodePoolError, parseNodePool, type NodePoolDisruption } from '../api/nodepool.js';
 import type { CapiActuator, ScaleResult } from '../capi/actuator.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
-import { mapNodesToGroups } from '../cluster/node-machine-map.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterSnapshot, NodeGroup, SchedulingPod } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Clock } from '../provisioning/clock.js';
 import { controllerOf } from '../scheduling/pod-demand.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from './allowance.js';
-import { decideEmptiness, followsNode, type Removal, type Skip } from './emptiness.js';
+import { decideEmptiness } from './emptiness.js';
 import { decideExpiry, type SolveSnapshot } from './expiry.js';
+import { executeRemovals } from './orchestration/execute.js';
+import type { DisruptionNodePort } from './orchestration/node-port.js';
+import { followsNode } from './pods.js';
+import type { Removal, Skip } from './removal.js';
+import { annotated, DO_NOT_DISRUPT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
+
+export { DO_NOT_DISRUPT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
 
 /**
  * The disruption loop (first slice: emptiness and safe expiry). Same shape as the
  * Provisioner: a ClusterStateSource, a CapiActuator, a Clock and pure decisions,
  * so the simulator runs it unchanged. It tracks since when each node has been
- * empty from state changes; every `intervalMs` it builds a snapshot, decides, and
- * removes the chosen nodes one by one through actuator.deleteMachine (which marks
- * the Machine cluster.x-k8s.io/delete-machine and decrements replicas, never below
- * min size). See docs/adr/0080-disruption-first-slice.md.
+ * empty from state changes; every `intervalMs` it builds a snapshot and decides;
+ * orchestration/execute.ts then taints the chosen nodes, re-checks them on a fresh
+ * read, and removes each through actuator.deleteMachine (which marks the Machine
+ * cluster.x-k8s.io/delete-machine and decrements replicas, never below min size) or
+ * untaints it. See docs/adr/0080-disruption-first-slice.md and 0081.
  */
-
-/** Node / pod annotations that keep a node (Karpenter's and Cluster Autoscaler's). */
-export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';
-export const SCALE_DOWN_DISABLED_ANNOTATION = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
 
 export interface DisruptorOptions {
   /** How often to decide. Default 10 s. */
@@ -35,8 +38,16 @@ export interface DisruptorOptions {
    * Default 1 s; observing late only makes a node look empty for less long.
    */
   observeDelayMs?: number;
-  /** consolidateAfter when a group has no NodePool, or its pool does not set it. Default 30 s. */
+  /**
+   * consolidateAfter of groups that belong to no NodePool (a pool's own default is the
+   * parser's and the CRD's, DEFAULT_CONSOLIDATE_AFTER_MS). Default: that same 30 s.
+   */
   defaultConsolidateAfterMs?: number;
+  /**
+   * Between tainting the chosen nodes and looking at them again: time for kube-scheduler
+   * and the extender to see the taint, and for bindings already under way to land. Default 2 s.
+   */
+  settleMs?: number;
   /** Expired nodes removed per pass (each is checked with a solve). Default 1; 0 disables expiry. */
   maxExpiredPerPass?: number;
   /**
@@ -51,6 +62,8 @@ export interface DisruptorOptions {
 export interface DisruptorDeps {
   state: ClusterStateSource;
   actuator: CapiActuator;
+  /** Taint, fresh read, untaint: the workload-cluster side of a removal. */
+  nodes: DisruptionNodePort;
   clock: Clock;
   /** The real solver: which nodes pending pods will use, and whether expired nodes' pods fit elsewhere. */
   solve: SolveSnapshot;
@@ -63,7 +76,7 @@ export interface DisruptorDeps {
 export interface DisruptionReport {
   startedAt: number;
   skipped?: 'not-synced';
-  removals: Array<Removal & { groupId: string; machine?: string; result?: ScaleResult; error?: string }>;
+  removals: Array<Omit<Removal, 'machine'> & { groupId: string; machine?: string; result?: ScaleResult; error?: string }>;
   kept: Skip[];
   durationMs: number;
 }
@@ -73,10 +86,6 @@ interface PoolSettings { byPool: Map<string, NodePoolDisruption>; dflt: NodePool
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 
-function annotated(o: KubernetesObject | undefined, key: string): boolean {
-  return o?.metadata?.annotations?.[key] === 'true';
-}
-
 export class Disruptor {
   private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
   /** Node -> first observed empty (ms). */
@@ -85,6 +94,8 @@ export class Disruptor {
   private readonly removing = new Map<string, { at: number; reason: string }>();
   /** Node -> when the actuator declined to remove it (dry run, min size on fresh state): not retried for a while. */
   private readonly declined = new Map<string, number>();
+  /** Nodes tainted by the running pass, not yet removed or untainted. */
+  private readonly tainting = new Set<string>();
   /** Pod object -> the node it keeps occupied, or null (see occupiedNodes). */
   private readonly occupies = new WeakMap<V1Pod, string | null>();
   private lastPods: readonly V1Pod[] | undefined;
@@ -93,19 +104,22 @@ export class Disruptor {
   private cancelTick: (() => void) | undefined;
   private cancelObserve: (() => void) | undefined;
   private running = false;
+  /** Set by stop(): a pass under way removes nothing more and takes its taints back. */
+  private stopping = false;
   private passing: Promise<void> | undefined;
   readonly stats = { passes: 0, removed: 0, errors: 0 };
 
   constructor(private readonly deps: DisruptorDeps, options: DisruptorOptions = {}) {
     this.opts = {
       intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
-      removalTimeoutMs: 600_000, ...options,
+      removalTimeoutMs: 600_000, settleMs: 2000, ...options,
     };
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.unsubscribe = this.deps.state.onChange((kind) => {
       if (kind !== 'pods' && kind !== 'nodes') return;
       // Coalesce a burst of changes into one observation.
@@ -120,6 +134,7 @@ export class Disruptor {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping = true;
     this.unsubscribe?.();
     this.cancelTick?.();
     this.cancelObserve?.();
@@ -129,7 +144,9 @@ export class Disruptor {
 
   /** Nodes Headroom is removing, with the reason (for the extender filter and status). */
   disrupting(): ReadonlyMap<string, string> {
-    return new Map([...this.removing].map(([n, r]) => [n, r.reason]));
+    const out = new Map([...this.removing].map(([n, r]) => [n, r.reason]));
+    for (const n of this.tainting) if (!out.has(n)) out.set(n, 'tainted for removal, being re-checked');
+    return out;
   }
 
   /** When each node was first seen empty (a copy). */
@@ -141,9 +158,11 @@ export class Disruptor {
     this.deps.log?.(msg);
   }
 
-  private scheduleTick(): void {
-    this.cancelTick = this.deps.clock.setTimer(this.opts.intervalMs, () => {
+  /** Passes start every `intervalMs` (a pass that waits on its taints does not push the next one back). */
+  private scheduleTick(delayMs = this.opts.intervalMs): void {
+    this.cancelTick = this.deps.clock.setTimer(delayMs, () => {
       if (!this.running) return;
+      const started = this.deps.clock.now();
       this.passing = this.pass()
         .then((r) => this.deps.onPass?.(r))
         .catch((err) => {
@@ -152,7 +171,7 @@ export class Disruptor {
         })
         .finally(() => {
           this.passing = undefined;
-          if (this.running) this.scheduleTick();
+          if (this.running) this.scheduleTick(Math.max(0, this.opts.intervalMs - (this.deps.clock.now() - started)));
         });
     });
   }
@@ -202,14 +221,13 @@ export class Disruptor {
     return occupied;
   }
 
-  /** NodePool disruption settings by pool name (a pool that does not set consolidateAfter gets the default), and the default. */
+  /** NodePool disruption settings by pool name, and the settings of groups in no pool. */
   private poolSettings(objects: ClusterObjects): PoolSettings {
     const byPool = new Map<string, NodePoolDisruption>();
     for (const o of objects.nodePools) {
       try {
         const p = parseNodePool(o);
-        const raw = (o.spec?.disruption as { consolidateAfter?: unknown } | undefined)?.consolidateAfter;
-        byPool.set(p.name, raw === undefined ? { ...p.disruption, consolidateAfterMs: this.opts.defaultConsolidateAfterMs } : p.disruption);
+        byPool.set(p.name, p.disruption);
       } catch (err) {
         if (!(err instanceof NodePoolError)) throw err; // reported by buildSnapshot's onIssue elsewhere
       }
@@ -278,12 +296,14 @@ export class Disruptor {
     const pools = this.poolSettings(objects);
     const settingsOf = this.settings(pools);
     const now = clock.now();
+    const orphans = this.orphanTaints(objects);
     // Nothing could be removed this pass: skip the snapshot and every decision (same outcome, far cheaper).
-    if (!this.mayRemove(pools, now)) return done();
+    if (orphans.length === 0 && !this.mayRemove(pools, now)) return done();
     const snapshot = buildSnapshot(objects, {
       strict: false,
       ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
     });
+    if (orphans.length > 0) await this.untaintOrphans(snapshot, orphans);
     const disrupting = new Set(this.removing.keys());
     // The solve for pending pods is only worth it when an empty node is due at all.
     const due = decideEmptiness({
@@ -309,50 +329,82 @@ export class Disruptor {
     }
     if (removals.length === 0) return done();
 
-    const machines = this.machineOfNode(objects);
-    // Serial on purpose: the actuator re-reads each group (and its min size) before it writes.
-    for (const r of removals) {
-      const entry: DisruptionReport['removals'][number] = { ...r, groupId: r.group.id };
-      report.removals.push(entry);
-      const m = machines.get(r.node);
-      if (!m) {
-        entry.error = 'no Machine found for the node';
+    const batch = new Set(removals.map((r) => r.node));
+    const outcomes = await executeRemovals(removals, { actuator, nodes: this.deps.nodes, clock, log: (m) => this.log(m) }, {
+      settleMs: this.opts.settleMs,
+      mayAct: () => !this.stopping,
+      freshBudgets: () => this.freshBudgets(settingsOf, batch),
+      describe: (r) => r.reason === 'Empty'
+        ? `node empty (DaemonSet pods only) for ${Math.round((now - r.since) / 1000)} s`
+        : `node expired (age ${Math.round((now - r.since) / 1000)} s), its pods fit on other nodes`,
+      onTainted: (node) => this.tainting.add(node),
+      onSettled: (node) => this.tainting.delete(node),
+    });
+    for (const o of outcomes) {
+      const { machine: _m, ...decided } = o.removal;
+      const entry: DisruptionReport['removals'][number] = { ...decided, groupId: o.removal.group.id };
+      if (o.kind === 'kept') {
+        report.kept.push({ node: o.removal.node, why: `on a fresh look: ${o.why}` });
         continue;
       }
-      entry.machine = `${m.namespace}/${m.name}`;
-      const reason = r.reason === 'Empty'
-        ? `node empty (DaemonSet pods only) for ${Math.round((now - r.since) / 1000)} s`
-        : `node expired (age ${Math.round((now - r.since) / 1000)} s), its pods fit on other nodes`;
-      try {
-        entry.result = await actuator.deleteMachine(
-          { kind: r.group.kind, namespace: r.group.namespace, name: r.group.name },
-          { namespace: m.namespace, name: m.name, nodeName: r.node }, reason,
-        );
-        if (entry.result.written) {
-          this.stats.removed++;
-          this.removing.set(r.node, { at: clock.now(), reason: `${r.reason}: ${reason}` });
-        } else {
-          this.declined.set(r.node, clock.now());
-        }
-      } catch (err) {
-        entry.error = (err as Error).message;
+      if (o.kind === 'gone') continue;
+      report.removals.push(entry);
+      if (o.kind === 'error') {
+        entry.error = o.error;
         this.stats.errors++;
-        this.log(`removing node ${r.node} (${r.group.id}) failed: ${entry.error}`);
+        this.log(`removing node ${o.removal.node} (${o.removal.group.id}) failed: ${o.error}`);
+        continue;
+      }
+      if (o.machine) entry.machine = o.machine;
+      entry.result = o.result;
+      if (o.kind === 'removed') {
+        this.stats.removed++;
+        this.removing.set(o.removal.node, { at: clock.now(), reason: `${o.removal.reason}: ${o.removal.reason === 'Empty' ? 'node empty' : 'node expired'}` });
+      } else {
+        this.declined.set(o.removal.node, clock.now());
       }
     }
     return done();
   }
 
-  /** Node -> Machine through the shared node<->machine map (src/cluster/node-machine-map.ts). */
-  private machineOfNode(objects: ClusterObjects): Map<string, MachineView> {
-    const views: NodeGroupView[] = [];
-    for (const o of objects.nodeGroups) {
-      try { views.push(parseNodeGroupObject(o)); } catch { /* reported by buildSnapshot */ }
+  /**
+   * Budgets and min sizes on the freshest state, for the re-check after the taint:
+   * the pass's own nodes count when taken again, not as already disrupting.
+   */
+  private freshBudgets(settingsOf: SettingsOf, batch: ReadonlySet<string>): (r: Removal) => string | undefined {
+    const snapshot = buildSnapshot(this.deps.state.objects(), { strict: false });
+    const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
+    const allowance = new DisruptionAllowance(snapshot, settingsOf, new Set(this.removing.keys()), batch);
+    return (r) => {
+      const group = groups.get(r.group.id);
+      if (!group) return `${r.group.id} is no longer managed`;
+      const why = allowance.blocked(group, r.reason);
+      if (!why) allowance.take(group, r.reason);
+      return why;
+    };
+  }
+
+  /** Nodes carrying our taint that no pass of ours is working on (a pass cut short, a previous leader). */
+  private orphanTaints(objects: ClusterObjects): string[] {
+    const out: string[] = [];
+    for (const n of objects.nodes) {
+      const name = n.metadata?.name;
+      if (name && hasDisruptionTaint(n.spec?.taints) && !this.removing.has(name) && !this.tainting.has(name)) out.push(name);
     }
-    const machines: MachineView[] = [];
-    for (const o of objects.machines) {
-      try { machines.push(parseMachine(o)); } catch { /* idem */ }
+    return out;
+  }
+
+  /** Takes our taint back from orphaned nodes, unless their Machine is on its way out already. */
+  private async untaintOrphans(snapshot: ClusterSnapshot, orphans: readonly string[]): Promise<void> {
+    const byName = new Map(snapshot.nodes.map((n) => [n.name, n]));
+    for (const name of orphans) {
+      if (byName.get(name)?.machine?.leaving) continue;
+      try {
+        await this.deps.nodes.untaintNode(name);
+        this.log(`untainted node ${name}: no removal of it is under way`);
+      } catch (err) {
+        this.log(`untainting node ${name} failed: ${(err as Error).message}`);
+      }
     }
-    return mapNodesToGroups(objects.nodes, machines, views).machineOfNode;
   }
 }

@@ -1,46 +1,14 @@
-import type { ClusterSnapshot, NodeGroup, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { DisruptionAllowance, SettingsOf } from './allowance.js';
+import { disruptableNodes } from './candidates.js';
+import { isEmptyNode } from './pods.js';
+import type { Removal, Skip } from './removal.js';
 
 /**
  * Emptiness: a node of a managed group whose only pods are DaemonSet or static
  * (mirror) pods, for at least its pool's consolidateAfter, is removed. Pure: the
  * caller passes the snapshot, when each node was first seen empty, and now.
  */
-
-/** Kinds of controlling owner whose pods live and die with their node, so they never keep it. */
-const NODE_BOUND_OWNERS = new Set(['DaemonSet', 'Node']);
-
-/** True for pods that follow their node (DaemonSet pods; mirror pods, owned by the Node). */
-export function followsNode(ownerKind: string | undefined): boolean {
-  return ownerKind !== undefined && NODE_BOUND_OWNERS.has(ownerKind);
-}
-
-function ownerKind(pod: SchedulingPod): string | undefined {
-  return pod.owner?.slice(0, pod.owner.indexOf('/'));
-}
-
-/** Pods that would have to move elsewhere if the node went away. */
-export function podsToMove(node: SnapshotNode): SchedulingPod[] {
-  return node.pods.filter((p) => !followsNode(ownerKind(p)));
-}
-
-/** A node with nothing but DaemonSet / mirror pods on it. */
-export function isEmptyNode(node: SnapshotNode): boolean {
-  return node.pods.every((p) => followsNode(ownerKind(p)));
-}
-
-export interface Removal {
-  node: string;
-  group: NodeGroup;
-  reason: 'Empty' | 'Expired';
-  /** Empty since (Empty) or created at (Expired), ms. */
-  since: number;
-}
-
-export interface Skip {
-  node: string;
-  why: string;
-}
 
 export interface EmptinessInput {
   snapshot: ClusterSnapshot;
@@ -51,18 +19,6 @@ export interface EmptinessInput {
   allowance: DisruptionAllowance;
   /** Nodes that must stay (do-not-disrupt, about to receive pending pods, already being removed). */
   keep?: ReadonlySet<string>;
-}
-
-/** The existing nodes of managed groups that may be disrupted at all: not in flight, not cordoned/deleting, not kept. */
-export function disruptableNodes(snapshot: ClusterSnapshot, keep: ReadonlySet<string> = new Set()): Array<{ node: SnapshotNode; group: NodeGroup }> {
-  const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
-  const out: Array<{ node: SnapshotNode; group: NodeGroup }> = [];
-  for (const node of snapshot.nodes) {
-    const group = node.groupId ? groups.get(node.groupId) : undefined;
-    if (!group || node.inFlight || node.unschedulable || keep.has(node.name)) continue;
-    out.push({ node, group });
-  }
-  return out;
 }
 
 /**
@@ -79,7 +35,7 @@ export function decideEmptiness(input: EmptinessInput): { remove: Removal[]; ski
     const after = settingsOf(group).consolidateAfterMs;
     if (after === null) continue; // consolidateAfter: Never
     if (now - since < after) continue;
-    candidates.push({ node: node.name, group, reason: 'Empty', since });
+    candidates.push({ node: node.name, group, reason: 'Empty', since, ...(node.machine ? { machine: node.machine } : {}), podUids: [] });
   }
   candidates.sort((a, b) => a.since - b.since || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
   const remove: Removal[] = [];

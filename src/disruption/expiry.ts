@@ -1,7 +1,9 @@
 import type { ClusterSnapshot, SchedulingPod } from '../cluster/snapshot.js';
 import type { Plan } from '../packing/plan.js';
 import type { DisruptionAllowance, SettingsOf } from './allowance.js';
-import { disruptableNodes, podsToMove, type Removal, type Skip } from './emptiness.js';
+import { disruptableNodes } from './candidates.js';
+import { podsToMove } from './pods.js';
+import type { Removal, Skip } from './removal.js';
 
 /**
  * Expiry, the safe way: a node older than its pool's expireAfter is removed only
@@ -68,7 +70,8 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
   const skipped: Skip[] = [];
   if (snapshot.pendingPods.some((p) => !p.predicted)) return { remove, skipped };
   const expired: Removal[] = [];
-  for (const { node, group } of disruptableNodes(snapshot, input.keep)) {
+  for (const { node, group, byReplicas } of disruptableNodes(snapshot, input.keep)) {
+    if (byReplicas) continue; // a decrement removes whichever instance the provider picks, not this one
     const ttl = settingsOf(group).expireAfterMs;
     const created = createdAt.get(node.name);
     if (ttl === null || created === undefined || now - created < ttl) continue;
@@ -77,7 +80,10 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
       skipped.push({ node: node.name, why: 'has a pod without a controller' });
       continue;
     }
-    expired.push({ node: node.name, group, reason: 'Expired', since: created });
+    expired.push({
+      node: node.name, group, reason: 'Expired', since: created, ...(node.machine ? { machine: node.machine } : {}),
+      podUids: podsToMove(node).map((p) => p.uid),
+    });
   }
   expired.sort((a, b) => a.since - b.since || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
   for (const e of expired) {

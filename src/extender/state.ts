@@ -1,4 +1,5 @@
 import type { V1Node } from '@kubernetes/client-node';
+import { DISRUPTION_TAINT_KEY, hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { addInto, CPU, MEMORY, parseResourceList, type Resources } from '../scheduling/resources.js';
 
@@ -51,7 +52,9 @@ export class ExtenderState {
       state.setNode(n.name, { allocatable: n.allocatable, requested });
       // Cordoned nodes are kube-scheduler's to skip; a node whose Machine is being
       // deleted or drained is one that new pods must not land on.
-      if (n.unschedulable) state.markDisrupting(n.name, 'node is being drained or deleted');
+      if (n.unschedulable) {
+        state.markDisrupting(n.name, hasDisruptionTaint(n.taints) ? `Headroom is removing this node (${DISRUPTION_TAINT_KEY} taint)` : 'node is being drained or deleted');
+      }
     }
     for (const node of nodes) state.applyNodeAnnotations(node);
     return state;

@@ -6,6 +6,8 @@ import {
   CLUSTER_NAME_ANNOTATION, CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_ANNOTATION,
   MACHINE_NAMESPACE_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL,
 } from '../api/capi.js';
+import { hasDisruptionTaint, withDisruptionTaint, withoutDisruptionTaint } from '../api/disruption-taint.js';
+import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/node-port.js';
 import { type ClusterObjects, type UnstructuredObject, emptyClusterObjects } from '../cluster/objects.js';
 import type { NodeGroup } from '../cluster/snapshot.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
@@ -66,7 +68,7 @@ interface Lane {
  * after everything at that virtual time has happened (`flush`), as an informer
  * would deliver a burst of watch events.
  */
-export class SimCluster implements ClusterStateSource, CapiActuator {
+export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionNodePort {
   readonly groups: SimGroup[] = [];
   private readonly byId = new Map<string, SimGroup>();
   readonly nodes = new Map<string, SimNode>();
@@ -218,6 +220,32 @@ export class SimCluster implements ClusterStateSource, CapiActuator {
 
   async deleteStandaloneMachine(_machine: MachineRef, _reason: string): Promise<void> {
     throw new Error('the simulator does not model standalone Machines');
+  }
+
+  // ---- DisruptionNodePort ---------------------------------------------------
+
+  async taintNode(name: string): Promise<void> {
+    this.setDisruptionTaint(name, true);
+  }
+
+  async untaintNode(name: string): Promise<void> {
+    this.setDisruptionTaint(name, false);
+  }
+
+  async readNode(name: string): Promise<FreshNode | undefined> {
+    const n = this.nodes.get(name);
+    return n ? { node: n.object, pods: Array.from(n.pods, (p) => p.object) } : undefined;
+  }
+
+  private setDisruptionTaint(name: string, on: boolean): void {
+    const n = this.nodes.get(name);
+    if (!n || hasDisruptionTaint(n.object.spec?.taints) === on) return;
+    const taints = on ? withDisruptionTaint(n.object.spec?.taints) : withoutDisruptionTaint(n.object.spec?.taints);
+    const { taints: _old, ...spec } = n.object.spec ?? {};
+    n.object = { ...n.object, spec: taints.length ? { ...spec, taints } : spec };
+    n.feasible.clear();
+    this.changed('nodes', 'MODIFIED', n.object);
+    if (!on) this.capacityGrew();
   }
 
   group(ref: NodeGroupRef): SimGroup {

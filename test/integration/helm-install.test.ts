@@ -187,12 +187,13 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'watch', group: 'headroom.dev', resource: 'nodepools' },
       { verb: 'patch', group: 'headroom.dev', resource: 'nodepools', subresource: 'status' },
       { verb: 'create', group: 'events.k8s.io', resource: 'events', namespace: 'default' },
-      { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
+      { verb: 'patch', resource: 'nodes' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: fullname },
-      { verb: 'get', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },
     ];
     const denied: V1ResourceAttributes[] = [
+      { verb: 'get', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },
+      { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
       { verb: 'list', resource: 'secrets', namespace: ns },
       { verb: 'watch', resource: 'secrets' },
       { verb: 'get', resource: 'secrets', namespace: ns, name: 'someone-elses' },

@@ -63,7 +63,6 @@ const CLUSTER_GRANTS = [
   'events.k8s.io/events:create',
   'events.k8s.io/events:patch',
   '/nodes:patch',
-  '/pods/eviction:create',
   'headroom.dev/nodepools/status:update',
   'headroom.dev/nodepools/status:patch',
   ...['machinedeployments', 'machinesets', 'machinepools', 'machines'].flatMap((r) => ['get', 'list', 'watch', 'patch'].map((v) => `cluster.x-k8s.io/${r}:${v}`)),
@@ -271,8 +270,8 @@ describe('helm chart charts/headroom (real helm)', function () {
       const clusterGrants = grants(cr.rules!);
       expect(clusterGrants.filter((g) => /^\/secrets:/.test(g)), 'no cluster-wide secrets').to.deep.equal([]);
       expect([...clusterGrants].sort()).to.deep.equal([...new Set(CLUSTER_GRANTS)].sort());
-      const tlsSecret = onlyOne<V1Secret>(objects, 'Secret').metadata.name;
-      expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([`/secrets:get[${tlsSecret}]`]);
+      // No Secrets at all: the TLS Secret and a management kubeconfig are mounted as volumes.
+      expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([]);
       // leases: create cannot be scoped by name; get/update are.
       expect(grants(role.rules!).filter((g) => g.startsWith('coordination.k8s.io/') && !g.includes('['))).to.deep.equal(['coordination.k8s.io/leases:create']);
       // The prediction model's ConfigMaps: exactly the names the store writes (model-store.ts).
@@ -407,7 +406,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(mwc.webhooks![0]!.clientConfig.caBundle).to.equal(undefined);
       expect(mwc.webhooks![0]!.failurePolicy).to.equal('Ignore');
       const role = onlyOne<V1Role>(objects, 'Role');
-      expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([`/secrets:get[${serving.spec.secretName}]`]);
+      expect(grants(role.rules!).filter((g) => g.startsWith('/secrets:'))).to.deep.equal([]);
     });
 
     it('with an existing secret: mounts it, uses the given caBundle and generates nothing', async () => {
@@ -466,6 +465,16 @@ describe('helm chart charts/headroom (real helm)', function () {
       const objects = await renderChart(NS, { 'rbac.scalableResources[0].apiGroup': 'argoproj.io', 'rbac.scalableResources[0].resources[0]': 'rollouts' });
       const g = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!);
       expect(g.filter((x) => x.startsWith('argoproj.io/'))).to.deep.equal(['argoproj.io/rollouts/scale:get']);
+    });
+
+    it('grants nodes patch only while the Disruptor runs, and no Role without leader election', async () => {
+      const off = await renderChart(NS, { 'controller.disruption': false });
+      expect(grants(onlyOne<V1ClusterRole>(off, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
+      const noRbac = await renderChart(NS, { 'rbac.disruption': false });
+      expect(grants(onlyOne<V1ClusterRole>(noRbac, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
+      const single = await renderChart(NS, { 'controller.leaderElect': false, replicaCount: 1 });
+      expect(ofKind(single, 'Role')).to.deep.equal([]);
+      expect(ofKind(single, 'RoleBinding')).to.deep.equal([]);
     });
 
     it('lists provider-specific standalone Machine kinds in RBAC without wildcards', async () => {

@@ -49,7 +49,7 @@ export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
     const deps = { state: ctx.cluster, actuator: ctx.cluster, clock: ctx.clock, solve: opts.solve };
     const provisioner = new Provisioner(deps, { ...opts.provisioner, ...extra });
     provisioner.start();
-    const disruptor = opts.disruption === false ? undefined : new Disruptor(deps, { ...opts.disruption, ...extra });
+    const disruptor = opts.disruption === false ? undefined : new Disruptor({ ...deps, nodes: ctx.cluster }, { ...opts.disruption, ...extra });
     disruptor?.start();
     const forecasts: ForecastSample[] = [];
     let cancel: (() => void) | undefined;

@@ -2,12 +2,19 @@ import { expect } from 'chai';
 import type { NodePoolDisruption } from '../../../src/api/nodepool.js';
 import type { NodeGroup, SchedulingPod } from '../../../src/cluster/snapshot.js';
 import { allowedByBudgets, budgetNodes, DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from '../../../src/disruption/allowance.js';
-import { decideEmptiness, isEmptyNode } from '../../../src/disruption/emptiness.js';
+import { decideEmptiness } from '../../../src/disruption/emptiness.js';
+import { isEmptyNode } from '../../../src/disruption/pods.js';
 import { cannotMovePods, decideExpiry } from '../../../src/disruption/expiry.js';
 import { solve } from '../../../src/packing/solve.js';
-import { group, node, pod, snapshot } from '../packing/snapshot-builders.js';
+import { group, node as bareNode, pod, snapshot } from '../packing/snapshot-builders.js';
 
 const S = 1000;
+
+/** A snapshot node; an existing node of a group gets a Machine of the same name (what makes it removable). */
+function node(name: string, o: Parameters<typeof bareNode>[1] = {}) {
+  const n = bareNode(name, o);
+  return o.groupId && !o.inFlight ? { ...n, machine: { namespace: 'default', name: `m-${name}`, leaving: false } } : n;
+}
 
 /** A DaemonSet pod (or a mirror pod, owner Node) bound to `nodeName`. */
 function dsPod(nodeName: string, ownerKind = 'DaemonSet'): SchedulingPod {

@@ -1,11 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
+import { parse as parseYaml } from 'yaml';
+import { DISRUPTION_TAINT_KEY } from '../../../src/api/disruption-taint.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects, type UnstructuredObject } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
-import { DO_NOT_DISRUPT_ANNOTATION, Disruptor } from '../../../src/disruption/disruptor.js';
+import { DO_NOT_DISRUPT_ANNOTATION, Disruptor, type DisruptorOptions } from '../../../src/disruption/disruptor.js';
+import type { DisruptionNodePort, FreshNode } from '../../../src/disruption/orchestration/node-port.js';
 import { solve } from '../../../src/packing/solve.js';
-import { machine, machineDeployment, pendingPod } from '../../integration/controller-objects.js';
+import { machine, machineDeployment, machinePool, pendingPod } from '../../integration/controller-objects.js';
 import { ManualClock } from '../provisioning/manual-clock.js';
 
 /**
@@ -18,6 +22,22 @@ class StaticState implements ClusterStateSource {
   objects() { return this.objs; }
   synced() { return true; }
   onChange() { return () => {}; }
+}
+
+/** The node port over the same objects: taints are recorded (the state does not change), reads come from the objects. */
+class StaticNodes implements DisruptionNodePort {
+  tainted = new Set<string>();
+  log: string[] = [];
+  /** Pods to show bound on a node in fresh reads (bound "after the decision"). */
+  boundLater = new Map<string, V1Pod[]>();
+  constructor(private readonly state: StaticState) {}
+  async taintNode(name: string) { this.tainted.add(name); this.log.push(`taint ${name}`); }
+  async untaintNode(name: string) { this.tainted.delete(name); this.log.push(`untaint ${name}`); }
+  async readNode(name: string): Promise<FreshNode | undefined> {
+    const node = this.state.objs.nodes.find((n) => n.metadata?.name === name);
+    if (!node) return undefined;
+    return { node, pods: [...this.state.objs.pods.filter((p) => p.spec?.nodeName === name), ...(this.boundLater.get(name) ?? [])] };
+  }
 }
 
 class RecordingActuator implements CapiActuator {
@@ -34,6 +54,12 @@ class RecordingActuator implements CapiActuator {
 }
 
 const NS = 'default';
+
+/** Lets pending promise chains run until `cond` holds (the pass reaching its wait). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  expect(cond()).to.equal(true);
+}
 
 function node(name: string, annotations: Record<string, string> = {}): V1Node {
   return {
@@ -70,11 +96,13 @@ function cluster(o: { nodeAnnotations?: Record<string, Record<string, string>>; 
   return { ...emptyClusterObjects(), nodeGroups: [md], machines, nodes, pods, nodePools };
 }
 
-function disruptor(objs: ClusterObjects, actuator = new RecordingActuator()) {
+function disruptor(objs: ClusterObjects, actuator = new RecordingActuator(), options: DisruptorOptions = {}) {
   const clock = new ManualClock();
-  const d = new Disruptor({ state: new StaticState(objs), actuator, clock, solve: (s) => solve(s) }, { maxExpiredPerPass: 0 });
+  const state = new StaticState(objs);
+  const nodes = new StaticNodes(state);
+  const d = new Disruptor({ state, actuator, nodes, clock, solve: (s) => solve(s) }, { maxExpiredPerPass: 0, settleMs: 0, ...options });
   d.observe();
-  return { d, clock, actuator };
+  return { d, clock, actuator, nodes, state };
 }
 
 describe('Disruptor', () => {
@@ -136,5 +164,146 @@ describe('Disruptor', () => {
     await d.pass();
     // n-1 is held back; n-2 is tried instead (declined nodes do not use budget).
     expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1', 'n-2']);
+  });
+
+  describe('taint, fresh re-check, then delete or untaint (issue 10, defect 10)', () => {
+    it('taints the chosen node before removing it, and leaves it tainted while its Machine goes', async () => {
+      const { d, clock, actuator, nodes } = disruptor(cluster());
+      await clock.advance(30_000);
+      await d.pass();
+      expect(nodes.log).to.deep.equal(['taint n-1']);
+      expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1']);
+      expect([...nodes.tainted]).to.deep.equal(['n-1']);
+    });
+
+    it('a pod bound to the node after the decision stops the delete, and the node is untainted', async () => {
+      const { d, clock, actuator, nodes } = disruptor(cluster());
+      nodes.boundLater.set('n-1', [bound('late', 'n-1', 'ReplicaSet')]);
+      await clock.advance(30_000);
+      const r = await d.pass();
+      expect(actuator.deletes).to.deep.equal([]);
+      expect(nodes.log).to.deep.equal(['taint n-1', 'untaint n-1']);
+      expect(r.removals).to.deep.equal([]);
+      expect(r.kept.find((k) => k.node === 'n-1')?.why).to.match(/fresh look: pod default\/late was bound to the node after the decision/);
+      expect(d.disrupting().size).to.equal(0);
+    });
+
+    it('a do-not-disrupt pod or node annotation that appeared meanwhile stops the delete', async () => {
+      const late = { ...bound('ds-late', 'n-1', 'DaemonSet', '100m'), metadata: { ...bound('ds-late', 'n-1', 'DaemonSet').metadata, annotations: { [DO_NOT_DISRUPT_ANNOTATION]: 'true' } } };
+      const a = disruptor(cluster());
+      a.nodes.boundLater.set('n-1', [late]);
+      await a.clock.advance(30_000);
+      await a.d.pass();
+      expect(a.actuator.deletes).to.deep.equal([]);
+      expect(a.nodes.tainted.size).to.equal(0);
+
+      const b = disruptor(cluster());
+      const readNode = b.nodes.readNode.bind(b.nodes);
+      b.nodes.readNode = async (name) => {
+        const fresh = await readNode(name);
+        return fresh && { ...fresh, node: { ...fresh.node, metadata: { ...fresh.node.metadata, annotations: { [DO_NOT_DISRUPT_ANNOTATION]: 'true' } } } };
+      };
+      await b.clock.advance(30_000);
+      const r = await b.d.pass();
+      expect(b.actuator.deletes).to.deep.equal([]);
+      expect(r.kept.find((k) => k.node === 'n-1')?.why).to.match(/node annotated karpenter.sh\/do-not-disrupt/);
+    });
+
+    it('re-checks budgets on the state as it is after the wait', async () => {
+      const state = cluster();
+      const { d, clock, actuator, nodes } = disruptor(state, new RecordingActuator(), { settleMs: 2000 });
+      await clock.advance(30_000);
+      // While the pass waits, another node of the pool gets cordoned: the budget (1 of 3) is used up.
+      const pass = d.pass();
+      await until(() => nodes.tainted.has('n-1'));
+      await clock.advance(1000);
+      state.nodes = state.nodes.map((n) => (n.metadata?.name === 'n-2' ? { ...n, spec: { ...n.spec, unschedulable: true } } : n));
+      await clock.advance(1000);
+      const r = await pass;
+      expect(actuator.deletes).to.deep.equal([]);
+      expect(nodes.log).to.deep.equal(['taint n-1', 'untaint n-1']);
+      expect(r.kept.find((k) => k.node === 'n-1')?.why).to.match(/fresh look: disruption budget/);
+    });
+
+    it('a stop() during the wait removes nothing and takes the taint back', async () => {
+      const { d, clock, actuator, nodes } = disruptor(cluster(), new RecordingActuator(), { settleMs: 2000 });
+      await clock.advance(30_000);
+      const pass = d.pass();
+      await until(() => nodes.tainted.has('n-1'));
+      await clock.advance(1000);
+      const stopped = d.stop();
+      await clock.advance(1000);
+      await pass;
+      await stopped;
+      expect(actuator.deletes).to.deep.equal([]);
+      expect(nodes.log).to.deep.equal(['taint n-1', 'untaint n-1']);
+    });
+
+    it('takes our taint back from a node no removal is under way for (a pass cut short, a previous leader)', async () => {
+      const objs = cluster();
+      objs.nodes = objs.nodes.map((n) => (n.metadata?.name === 'n-0' ? { ...n, spec: { taints: [{ key: DISRUPTION_TAINT_KEY, effect: 'NoSchedule' }] } } : n));
+      const { d, clock, nodes } = disruptor(objs);
+      await clock.advance(1000);
+      await d.pass();
+      expect(nodes.log).to.deep.equal(['untaint n-0']);
+    });
+  });
+
+  describe('only removable nodes are candidates (issue 10, defect 12)', () => {
+    /** A MachinePool without Machines: its nodes are found through spec.providerIDList. */
+    function poolCluster(busy: boolean): ClusterObjects {
+      const mp = machinePool({ namespace: NS, name: 'mp', replicas: 2, min: 0, max: 5, cpu: '4', memory: '16Gi' });
+      mp.spec = { ...mp.spec, providerIDList: ['sim:///p-0', 'sim:///p-1'] };
+      const nodes = [0, 1].map((i) => ({ ...node(`p-${i}`), spec: { providerID: `sim:///p-${i}` } }));
+      const pods = [...[0, 1].map((i) => bound(`ds-${i}`, `p-${i}`, 'DaemonSet', '100m')), ...(busy ? [bound('web', 'p-0', 'ReplicaSet')] : [])];
+      return { ...emptyClusterObjects(), nodeGroups: [mp], nodes, pods };
+    }
+
+    class ScalingActuator extends RecordingActuator {
+      scales: Array<[number, number]> = [];
+      override async getReplicas(): Promise<number> { return 2; }
+      override async scaleTo(_g?: NodeGroupRef, from = 0, to = 0): Promise<ScaleResult> {
+        this.scales.push([from, to]);
+        return { replicas: to, written: true };
+      }
+    }
+
+    it('an empty node of a MachinePool without Machines, next to a busy one, is not picked and takes no budget', async () => {
+      const actuator = new ScalingActuator();
+      const { d, clock, nodes } = disruptor(poolCluster(true), actuator);
+      await clock.advance(60_000);
+      const r = await d.pass();
+      expect(r.removals).to.deep.equal([]);
+      expect(r.kept).to.deep.equal([]);
+      expect(actuator.scales).to.deep.equal([]);
+      expect(nodes.log).to.deep.equal([]);
+    });
+
+    it('a MachinePool without Machines whose nodes are all empty scales down by replicas', async () => {
+      const actuator = new ScalingActuator();
+      const { d, clock } = disruptor(poolCluster(false), actuator);
+      await clock.advance(30_000);
+      const r = await d.pass();
+      expect(r.removals.map((x) => [x.node, x.machine, x.result?.written])).to.deep.equal([['p-0', undefined, true]]);
+      expect(actuator.scales).to.deep.equal([[2, 1]]);
+    });
+  });
+
+  describe('consolidateAfter default (issue 10, defect 15)', () => {
+    it('a NodePool as the apiserver stores it (CRD defaults filled in) keeps an empty node for 30 s', async () => {
+      const crd = parseYaml(readFileSync('charts/headroom/crds/headroom.dev_nodepools.yaml', 'utf8')) as {
+        spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: { disruption: { properties: Record<string, { default?: unknown }> } } } } } } }> };
+      };
+      const fields = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.disruption.properties;
+      const defaulted = Object.fromEntries(Object.entries(fields).filter(([, f]) => f.default !== undefined).map(([k, f]) => [k, f.default]));
+      expect(defaulted.consolidateAfter).to.equal('30s');
+      const { d, clock, actuator } = disruptor(cluster({ pool: { ...defaulted, budgets: [{ nodes: '100%' }] } }));
+      await clock.advance(29_000);
+      await d.pass();
+      expect(actuator.deletes).to.deep.equal([]);
+      await clock.advance(1000);
+      await d.pass();
+      expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1', 'n-2']);
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { V1Node } from '@kubernetes/client-node';
+import { DISRUPTION_TAINT_KEY } from '../../../src/api/disruption-taint.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import { LiveExtenderState } from '../../../src/controller/live-extender-state.js';
@@ -22,5 +23,15 @@ describe("the extender's view of nodes being disrupted", () => {
     const plain = new LiveExtenderState(state);
     plain.rebuild();
     expect(plain.get().disruptionReason('b')).to.equal(undefined);
+  });
+
+  it('treats a node carrying the headroom.dev/disrupted taint as being disrupted, without the feed', () => {
+    const tainted: V1Node = { ...node('c'), spec: { taints: [{ key: DISRUPTION_TAINT_KEY, effect: 'NoSchedule' }] } };
+    const objs: ClusterObjects = { ...emptyClusterObjects(), nodes: [node('a'), tainted] };
+    const state: ClusterStateSource = { objects: () => objs, synced: () => true, onChange: () => () => {} };
+    const live = new LiveExtenderState(state);
+    live.rebuild();
+    expect(live.get().disruptionReason('a')).to.equal(undefined);
+    expect(live.get().disruptionReason('c')).to.match(/Headroom is removing this node/);
   });
 });

@@ -1,0 +1,67 @@
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { withDisruptionTaint, withoutDisruptionTaint, hasDisruptionTaint } from '../api/disruption-taint.js';
+import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/node-port.js';
+import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
+
+/**
+ * The Disruptor's node port on the workload cluster's API server: taints with an
+ * optimistic-concurrency merge patch (the node's resourceVersion travels with it, so a
+ * concurrent change to the taint list is retried, never overwritten), and fresh reads
+ * straight from the API server (a quorum read, not the informer cache). Needs
+ * `nodes patch` (the chart grants it with disruption on) and the pods list it has anyway.
+ */
+export class KubeDisruptionNodes implements DisruptionNodePort {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly opts: { dryRun?: boolean; log?: (msg: string) => void } = {},
+  ) {}
+
+  taintNode(name: string): Promise<void> {
+    return this.update(name, true);
+  }
+
+  untaintNode(name: string): Promise<void> {
+    return this.update(name, false);
+  }
+
+  async readNode(name: string): Promise<FreshNode | undefined> {
+    let node: V1Node;
+    try {
+      node = await this.client.get<V1Node>(`/api/v1/nodes/${encodeURIComponent(name)}`);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    const pods = await this.client.get<{ items: V1Pod[] }>('/api/v1/pods', { fieldSelector: `spec.nodeName=${name}` });
+    return { node, pods: pods.items };
+  }
+
+  private async update(name: string, taint: boolean, retries = 5): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      let node: V1Node;
+      try {
+        node = await this.client.get<V1Node>(`/api/v1/nodes/${encodeURIComponent(name)}`);
+      } catch (err) {
+        if (!taint && isNotFound(err)) return;
+        throw err;
+      }
+      if (hasDisruptionTaint(node.spec?.taints) === taint) return;
+      if (this.opts.dryRun) {
+        this.opts.log?.(`dry run: would ${taint ? 'taint' : 'untaint'} node ${name}`);
+        return;
+      }
+      const taints = taint ? withDisruptionTaint(node.spec?.taints) : withoutDisruptionTaint(node.spec?.taints);
+      try {
+        await this.client.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, {
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } },
+        });
+        return;
+      } catch (err) {
+        if (isConflict(err) && attempt < retries) continue;
+        if (!taint && isNotFound(err)) return;
+        throw err;
+      }
+    }
+  }
+}
