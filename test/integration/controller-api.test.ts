@@ -13,7 +13,7 @@ import { ClusterCache } from '../../src/cluster/cluster-cache.js';
 import { parseGroupDiscoverySpec } from '../../src/cluster/discovery.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { EventRecorder } from '../../src/capi/events.js';
-import { parseNodePool } from '../../src/api/nodepool.js';
+import { DEFAULT_CONSOLIDATE_AFTER_MS, parseNodePool } from '../../src/api/nodepool.js';
 import { standaloneMachineName } from '../../src/provisioning/standalone.js';
 import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { CAPI, MAX, MIN, machine, machineDeployment } from './controller-objects.js';
@@ -106,6 +106,18 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       const got = await client.get<UnstructuredObject>(`${base}/${name}`);
       expect(got.spec?.prediction).to.deep.equal({ enabled: false, quantile: 0.9, maxExtraCostPerHour: '2.5', maxPredictedNodes: 4 });
       expect(parseNodePool(got).prediction).to.deep.equal({ enabled: false, quantile: 0.9, maxExtraCostPerHour: 2.5, maxPredictedNodes: 4 });
+      await client.request('DELETE', `${base}/${name}`);
+    });
+
+    it('defaults consolidateAfter to 30s, the same as the parser and the Disruptor (issue 10, defect 15)', async () => {
+      const name = `${ns}-plain`;
+      await client.request('POST', base, {
+        body: { apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name }, spec: { nodeGroupSelector: {} } },
+      });
+      const got = await client.get<UnstructuredObject>(`${base}/${name}`);
+      expect((got.spec?.disruption as Record<string, unknown>).consolidateAfter).to.equal('30s');
+      expect(parseNodePool(got).disruption.consolidateAfterMs).to.equal(DEFAULT_CONSOLIDATE_AFTER_MS);
+      expect(parseNodePool({ ...got, spec: { nodeGroupSelector: {} } }).disruption.consolidateAfterMs).to.equal(30_000);
       await client.request('DELETE', `${base}/${name}`);
     });
 

@@ -10,6 +10,7 @@ import { Controller } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
 import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
+import { DISRUPTION_TAINT_KEY } from '../../src/api/disruption-taint.js';
 
 /**
  * Disruption end to end on the real control plane: the controller scales a
@@ -109,6 +110,67 @@ describe('disruption on a real control plane', function () {
       expect((await nodes()).map((n) => n.metadata?.name)).to.deep.equal([keepNode]);
       const machines = (await client.get<{ items: UnstructuredObject[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machines`)).items;
       expect(machines.filter((m) => !m.metadata?.deletionTimestamp)).to.have.length(1);
+    } finally {
+      await ctl?.stop().catch(() => {});
+      await client.request('DELETE', `/api/v1/namespaces/${ns}/pods`, { query: { gracePeriodSeconds: 0 } }).catch(() => {});
+      await fixture.stop();
+      await deleteTestNamespace(kc, ns).catch(() => {});
+    }
+  });
+
+  it('a pod bound to the chosen node between the decision and the delete stops the delete, and the node is untainted', async function () {
+    this.timeout(150_000);
+    const ns = await createTestNamespace(kc, 'disrupt-race');
+    const fixture = await MachineFixture.start({ kubeConfig: kc, namespace: ns, bootDelayMs: 0, intervalMs: 100 });
+    const reports: DisruptionReport[] = [];
+    let ctl: Controller | undefined;
+    const selector = fixtureNodeSelector({ namespace: ns });
+    const nodes = async () => (await client.get<{ items: V1Node[] }>('/api/v1/nodes', { labelSelector: selector })).items;
+    const capi = `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}`;
+    const replicas = async () => (await client.get<{ spec: { replicas: number } }>(`${capi}/machinedeployments/md`)).spec.replicas;
+    const tainted = (n: V1Node) => (n.spec?.taints ?? []).some((t) => t.key === DISRUPTION_TAINT_KEY && t.effect === 'NoSchedule');
+    try {
+      await client.request('POST', `${capi}/machinedeployments`, {
+        body: machineDeployment({ namespace: ns, name: 'md', replicas: 2, min: 0, max: 3, cpu: '4', memory: '16Gi' }),
+      });
+      await eventually('two nodes', async () => ((await nodes()).length === 2 ? true : false), { timeoutMs: 60_000, intervalMs: 250 });
+      ctl = new Controller({
+        workload: kc, discovery: [{ namespace: ns, labels: {} }],
+        workloadScope: { namespace: ns, nodeLabelSelector: selector },
+        batch: { idleMs: 500, maxMs: 5000 },
+        // A long settle: the window in which the test binds a pod to the tainted node.
+        disruption: { intervalMs: 1000, defaultConsolidateAfterMs: 1000, settleMs: 5000 },
+        onDisruption: (r) => reports.push(r),
+        log: () => {},
+      });
+      await ctl.start();
+
+      // The Disruptor decides on one of the two empty nodes (10% of 2 -> 1 at a time) and taints it.
+      const chosen = await eventually('a node tainted headroom.dev/disrupted', async () => (await nodes()).find(tainted) ?? false, { timeoutMs: 60_000, intervalMs: 100 });
+      const name = chosen.metadata!.name!;
+      // Between the decision and the delete, a pod is bound to that node (straight to nodeName, as a binding does).
+      const pod = { ...pendingPod(ns, 'late', '1'), spec: { ...pendingPod(ns, 'late', '1').spec, nodeName: name } };
+      await client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: pod });
+
+      const kept = await eventually('the removal called off on the fresh look', async () => reports.flatMap((r) => r.kept).find((k) => k.node === name && /fresh look/.test(k.why)) ?? false, { timeoutMs: 30_000, intervalMs: 100 });
+      expect(kept.why).to.match(new RegExp(`pod ${ns}/late was bound to the node after the decision`));
+      await eventually('the node untainted', async () => {
+        const n = (await nodes()).find((x) => x.metadata?.name === name);
+        return n !== undefined && !tainted(n);
+      }, { timeoutMs: 10_000, intervalMs: 100 });
+      // Nothing was written for it: no removal reported, its Machine is not marked, replicas did not drop for it.
+      expect(reports.flatMap((r) => r.removals).filter((r) => r.node === name)).to.deep.equal([]);
+      const machines = (await client.get<{ items: UnstructuredObject[] }>(`${capi}/machines`)).items;
+      const mine = machines.find((m) => (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name === name)!;
+      expect(mine.metadata?.annotations?.['cluster.x-k8s.io/delete-machine']).to.equal(undefined);
+      expect(mine.metadata?.deletionTimestamp).to.equal(undefined);
+      await ctl.stop();
+      ctl = undefined;
+      // The other, still empty node may have gone in the meantime; the one with the pod stays.
+      expect(await replicas()).to.be.at.least(1);
+      expect((await nodes()).map((n) => n.metadata?.name)).to.include(name);
+      const late = await client.get<V1Pod>(`/api/v1/namespaces/${ns}/pods/late`);
+      expect(late.spec?.nodeName).to.equal(name);
     } finally {
       await ctl?.stop().catch(() => {});
       await client.request('DELETE', `/api/v1/namespaces/${ns}/pods`, { query: { gracePeriodSeconds: 0 } }).catch(() => {});

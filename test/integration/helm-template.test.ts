@@ -467,12 +467,12 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(g.filter((x) => x.startsWith('argoproj.io/'))).to.deep.equal(['argoproj.io/rollouts/scale:get']);
     });
 
-    it('grants nodes patch only while the Disruptor runs, and no Role without leader election', async () => {
+    it('grants nodes patch only while the Disruptor runs, and no Role when nothing namespaced is used', async () => {
       const off = await renderChart(NS, { 'controller.disruption': false });
       expect(grants(onlyOne<V1ClusterRole>(off, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
       const noRbac = await renderChart(NS, { 'rbac.disruption': false });
       expect(grants(onlyOne<V1ClusterRole>(noRbac, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
-      const single = await renderChart(NS, { 'controller.leaderElect': false, replicaCount: 1 });
+      const single = await renderChart(NS, { 'controller.leaderElect': false, 'controller.prediction.enabled': false, replicaCount: 1 });
       expect(ofKind(single, 'Role')).to.deep.equal([]);
       expect(ofKind(single, 'RoleBinding')).to.deep.equal([]);
     });
