@@ -14,6 +14,10 @@ import { type Command, CliError, UsageError } from './command.js';
 import { installLastResort } from './last-resort.js';
 import { readInputs } from './plan.js';
 
+/** Bounds of serve's demand queue (see startServe). */
+const SERVE_INTAKE_RECORDS = 1_000;
+const SERVE_INTAKE_BYTES = 1024 * 1024;
+
 export interface ServeOptions {
   snapshot: string;
   host: string;
@@ -66,7 +70,9 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
   } else if (opts.tls) {
     tls = { dir: opts.tls.dir, watch: { onError: log } };
   }
-  const intake = new DemandIntake();
+  // Nothing consumes demand in `serve` (no provisioner): the records are kept only to be
+  // logged (-v) and inspected, so the queue is small. The controller's is the default size.
+  const intake = new DemandIntake(SERVE_INTAKE_RECORDS, { bytes: SERVE_INTAKE_BYTES });
   let server: RunningServer;
   try {
     server = await startHeadroomServer({

@@ -18,21 +18,32 @@ export function parseExtenderArgs(body: unknown): ParsedArgs {
   validatePodShape(pod);
   const names = field(body, 'NodeNames');
   if (names !== undefined && names !== null) {
-    if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) {
-      throw new HttpError(400, 'ExtenderArgs.NodeNames must be an array of strings');
-    }
+    if (!Array.isArray(names)) throw new HttpError(400, 'ExtenderArgs.NodeNames must be an array of strings');
+    checkCandidateCount(names.length);
+    if (!names.every((n) => typeof n === 'string')) throw new HttpError(400, 'ExtenderArgs.NodeNames must be an array of strings');
     return { pod: pod as V1Pod, candidates: { mode: 'names', names } };
   }
   const list = field(body, 'Nodes');
   if (list !== undefined && list !== null) {
     if (!isObject(list)) throw new HttpError(400, 'ExtenderArgs.Nodes must be a NodeList');
     const items = list.items ?? [];
+    if (Array.isArray(items)) checkCandidateCount(items.length);
     if (!Array.isArray(items) || !items.every((n) => isObject(n) && isObject(n.metadata) && typeof n.metadata.name === 'string')) {
       throw new HttpError(400, 'ExtenderArgs.Nodes.items must be Nodes with metadata.name');
     }
     return { pod: pod as V1Pod, candidates: { mode: 'nodes', list: list as unknown as V1NodeList, nodes: items as V1Node[] } };
   }
   throw new HttpError(400, 'ExtenderArgs needs NodeNames (nodeCacheCapable: true) or Nodes (nodeCacheCapable: false)');
+}
+
+/**
+ * Most candidate nodes accepted in one call: twice the 5,000 nodes Kubernetes supports
+ * per cluster. Bounds the reply (one entry per candidate) whatever the names' length.
+ */
+export const MAX_CANDIDATES = 10_000;
+
+function checkCandidateCount(n: number): void {
+  if (n > MAX_CANDIDATES) throw new HttpError(400, `ExtenderArgs has ${n} candidate nodes; at most ${MAX_CANDIDATES} are accepted`);
 }
 
 /** The parts of the pod the handlers iterate over must have the right shape (else 400, not a crash). */

@@ -64,7 +64,7 @@ export function createHandler(opts: AppOptions): RequestListener {
       metrics.count(route.path, res.statusCode).inc();
     });
     readJsonBody(req, { maxBytes: route.maxBodyBytes }, (refusal, body) => {
-      if (refusal) reply(res, () => { throw refusal.error; }, logError, route.path, refusal.close);
+      if (refusal) reply(res, () => { throw refusal.error; }, logError, route.path, refusal.drained ?? true);
       else reply(res, () => route.handle(body), logError, route.path);
     });
   }
@@ -73,9 +73,11 @@ export function createHandler(opts: AppOptions): RequestListener {
 /**
  * Builds and sends the JSON reply of `build()`: its value with 200, or the error it
  * throws as `{message}` with the error's status. Serialization happens inside the same
- * try, so nothing about the reply can throw past here.
+ * try, so nothing about the reply can throw past here. `close` (a refused body) closes
+ * the connection after the reply; given as a hook, the reply is written at once but
+ * ended (and the connection closed) only when the hook calls back: a lingering close.
  */
-function reply(res: ServerResponse, build: () => unknown, logError: (m: string) => void, path: string, close = false): void {
+function reply(res: ServerResponse, build: () => unknown, logError: (m: string) => void, path: string, close: boolean | ((then: () => void) => void) = false): void {
   if (res.headersSent || res.destroyed) return;
   let status = 200;
   let text: string;
@@ -88,10 +90,15 @@ function reply(res: ServerResponse, build: () => unknown, logError: (m: string) 
     text = JSON.stringify({ message: described.message });
   }
   const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
-  // A refused body that will not be read: the connection cannot carry another request.
+  // A refused body is not parsed: the connection cannot carry another request.
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
-  res.end(text);
+  if (typeof close !== 'function') {
+    res.end(text);
+    return;
+  }
+  res.write(text);
+  close(() => res.end());
 }
 
 /** Label lookups cached per endpoint and code: prom-client hashes labels on every call otherwise. */

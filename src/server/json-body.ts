@@ -10,6 +10,15 @@ import { HttpError } from './http-error.js';
 export const MAX_JSON_DEPTH = 100;
 
 /**
+ * Most values (array elements and object members, counted by their separators) accepted
+ * in one body. A Pod has hundreds, 5,000 node names 5,000, a NodeList of a few hundred
+ * Nodes under 100,000. The bound caps the objects JSON.parse and the handlers allocate
+ * for one request (a 4 MiB body of `{},` would be 1.4 million objects), which is what
+ * sizes the process's heap.
+ */
+export const MAX_JSON_VALUES = 100_000;
+
+/**
  * After refusing a body (413), how much of it is still read and thrown away so that a
  * client that is still writing gets to read the status instead of a reset (a "lingering
  * close"). Past this the connection is dropped.
@@ -20,16 +29,20 @@ export interface BodyLimits {
   /** Largest body accepted, in bytes. */
   maxBytes: number;
   maxDepth?: number;
+  maxValues?: number;
   lingerBytes?: number;
 }
 
 /**
- * How a refusal is to be delivered: `close` when the rest of the body will not be read
- * (the connection cannot carry another request), else the body is being drained.
+ * A refused body. The reply always closes the connection (the rest of the body is not
+ * parsed); when `drained` is set, the rest is being read and thrown away, and the reply
+ * should be ended only once `drained` calls back, so that no unread data is left when
+ * the socket closes (which would make the kernel send a reset before the client has
+ * read the status).
  */
 export interface BodyRefusal {
   error: HttpError;
-  close: boolean;
+  drained?: (then: () => void) => void;
 }
 
 /**
@@ -41,16 +54,17 @@ export interface BodyRefusal {
  */
 export function readJsonBody(req: IncomingMessage, limits: BodyLimits, done: (refusal: BodyRefusal | undefined, value?: unknown) => void): void {
   const { maxBytes } = limits;
-  const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH;
+  const bounds = { depth: limits.maxDepth ?? MAX_JSON_DEPTH, values: limits.maxValues ?? MAX_JSON_VALUES };
   const lingerBytes = limits.lingerBytes ?? LINGER_BYTES;
   const tooLarge = () => new HttpError(413, `request body exceeds ${maxBytes} bytes`);
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) {
     // Too much to linger over: answer, and let the connection close after the reply.
-    const close = declared > maxBytes + lingerBytes;
-    if (close) req.resume();
-    else drain(req, maxBytes + lingerBytes);
-    return done({ error: tooLarge(), close });
+    if (declared > maxBytes + lingerBytes) {
+      req.resume();
+      return done({ error: tooLarge() });
+    }
+    return done({ error: tooLarge(), drained: drain(req, maxBytes + lingerBytes) });
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -69,25 +83,29 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits, done: (re
     chunks.length = 0;
     req.off('data', onData);
     req.off('end', onEnd);
-    drain(req, maxBytes + lingerBytes, size);
-    finish({ error: tooLarge(), close: false });
+    finish({ error: tooLarge(), drained: drain(req, maxBytes + lingerBytes, size) });
   };
   const onEnd = () => {
     try {
-      finish(undefined, parseJsonBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), maxDepth));
+      finish(undefined, parseJsonBody(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), bounds));
     } catch (err) {
-      finish({ error: err instanceof HttpError ? err : new HttpError(400, 'request body could not be parsed'), close: false });
+      finish({ error: err instanceof HttpError ? err : new HttpError(400, 'request body could not be parsed') });
     }
   };
   req.on('data', onData);
   req.on('end', onEnd);
-  req.on('error', () => finish({ error: new HttpError(400, 'request body could not be read'), close: true }));
+  req.on('error', () => finish({ error: new HttpError(400, 'request body could not be read') }));
 }
 
-/** Parses a JSON body, refusing (400, one line) empty input, nesting deeper than `maxDepth` and malformed JSON. */
-export function parseJsonBody(body: Buffer, maxDepth = MAX_JSON_DEPTH): unknown {
+/**
+ * Parses a JSON body, refusing (400, one line) empty input, nesting deeper than
+ * `bounds.depth`, more than `bounds.values` values, and malformed JSON.
+ */
+export function parseJsonBody(body: Buffer, bounds: { depth: number; values: number } = { depth: MAX_JSON_DEPTH, values: MAX_JSON_VALUES }): unknown {
   if (body.length === 0) throw new HttpError(400, 'request body is required');
-  if (jsonDepthExceeds(body, maxDepth)) throw new HttpError(400, `JSON nested deeper than ${maxDepth} levels`);
+  const excess = scanJson(body, bounds.depth, bounds.values);
+  if (excess === 'depth') throw new HttpError(400, `JSON nested deeper than ${bounds.depth} levels`);
+  if (excess === 'values') throw new HttpError(400, `JSON with more than ${bounds.values} values`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
@@ -101,14 +119,17 @@ const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
 
 /**
- * True when arrays/objects in the (UTF-8) JSON text nest deeper than `max`. One pass over
- * the bytes, jumping over strings; multi-byte UTF-8 sequences never contain these ASCII
+ * Which bound the (UTF-8) JSON text passes, if any: arrays/objects nested deeper than
+ * `maxDepth`, or more than `maxValues` separators and containers. One pass over the
+ * bytes, jumping over strings; multi-byte UTF-8 sequences never contain these ASCII
  * bytes. Malformed text is left to JSON.parse to refuse.
  */
-export function jsonDepthExceeds(text: Buffer, max: number): boolean {
+export function scanJson(text: Buffer, maxDepth: number, maxValues: number): 'depth' | 'values' | undefined {
   let depth = 0;
+  let values = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text[i];
@@ -116,31 +137,44 @@ export function jsonDepthExceeds(text: Buffer, max: number): boolean {
       // Find the closing quote: one not preceded by an odd run of backslashes.
       for (;;) {
         const q = text.indexOf(QUOTE, i + 1);
-        if (q < 0) return false;
+        if (q < 0) return undefined;
         let backslashes = 0;
         for (let j = q - 1; text[j] === BACKSLASH; j--) backslashes++;
         i = q;
         if (backslashes % 2 === 0) break;
       }
+    } else if (c === COMMA) {
+      if (++values > maxValues) return 'values';
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > max) return true;
+      if (++depth > maxDepth) return 'depth';
+      if (++values > maxValues) return 'values';
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       depth--;
     }
   }
-  return false;
+  return undefined;
 }
 
 /**
- * Reads and discards the rest of a refused body; past `bound` bytes in all, drops the
- * connection (the client gets a reset, but only after sending that much). The response
- * stays keep-alive: once the body has been read the connection is in step again.
+ * Reads and discards the rest of a refused body. Returns the hook that runs its callback
+ * once the body has ended; past `bound` bytes in all the connection is dropped instead
+ * (the client gets a reset, but only after sending that much).
  */
-function drain(req: IncomingMessage, bound: number, alreadyRead = 0): void {
+function drain(req: IncomingMessage, bound: number, alreadyRead = 0): (then: () => void) => void {
   let read = alreadyRead;
+  let ended = req.complete;
+  const waiting: (() => void)[] = [];
   req.on('data', (chunk: Buffer) => {
     read += chunk.length;
     if (read > bound) req.socket.destroy();
   });
+  req.on('end', () => {
+    ended = true;
+    for (const then of waiting.splice(0)) then();
+  });
   req.resume();
+  return (then) => {
+    if (ended) then();
+    else waiting.push(then);
+  };
 }

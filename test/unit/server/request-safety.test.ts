@@ -109,6 +109,16 @@ describe('request safety (issue 10 regressions)', () => {
     await stillServes();
   });
 
+  it('defect 4: a body of more than 100,000 values is refused before it is parsed, and so are more than 10,000 candidates', async () => {
+    const many = await post('/scheduler/prioritize', `{"Pod":{"spec":{"containers":[${Array(150_000).fill('{}').join(',')}]}},"NodeNames":["known"]}`);
+    expect(many.status).to.equal(400);
+    expect(many.json.message).to.equal('JSON with more than 100000 values');
+    const names = await post('/scheduler/filter', JSON.stringify({ Pod: pod('1'), NodeNames: Array.from({ length: 10_001 }, (_, i) => `n${i}`) }));
+    expect(names.status).to.equal(400);
+    expect(names.json.message).to.equal('ExtenderArgs has 10001 candidate nodes; at most 10000 are accepted');
+    await stillServes();
+  });
+
   it('defect 4: the extender limit fits a pod and 5,000 node names of 253 characters', async () => {
     const names = Array.from({ length: 5000 }, (_, i) => `${String(i).padStart(5, '0')}${'n'.repeat(248)}`);
     const res = await post('/scheduler/filter', JSON.stringify({ Pod: pod('1'), NodeNames: names }));
