@@ -8,17 +8,24 @@ const USAGE = `Usage: headroom dev-cluster [options]
 
 Starts a throwaway local Kubernetes control plane for development: etcd,
 kube-apiserver (TLS, RBAC), kube-scheduler, kube-controller-manager, kwok, the
-Cluster API and Headroom CRDs, and a machine fixture that turns MachineDeployments,
-MachineSets, MachinePools and Machines into Ready kwok Nodes. Prints the admin
-kubeconfig path, runs until Ctrl-C, then removes everything.
+Cluster API and Headroom CRDs, and the real Cluster API core manager (v1.14) with
+a kwok-backed infrastructure provider: MachineDeployments, MachineSets,
+MachinePools and Machines become Ready kwok Nodes the way a cloud's would. A
+Cluster "dev" and a KwokMachineTemplate "small" are ready in namespace default.
+No Docker, no cloud. Prints the admin kubeconfig path and an example
+MachineDeployment, runs until Ctrl-C, then removes everything.
 
 Needs a source checkout with dev dependencies (npm ci) and the test binaries
-(built on first use from the Go module proxy, or HEADROOM_TEST_ASSETS=dir).
+(built on first use from the Go module proxy: bash test/harness/build-binaries.sh,
+or HEADROOM_TEST_ASSETS=dir and HEADROOM_CAPI_ASSETS=dir).
 
 Options:
   --kubeconfig PATH     also write the admin kubeconfig to PATH (removed on exit)
-  --boot-delay MS       Machine -> Node delay of the fixture (default 1000)
-  --without-fixture     do not run the machine fixture
+  --boot-delay MS       Machine -> Node delay of the provider (default 1000)
+  --machines KIND       capi (default): the real CAPI manager and the kwok provider;
+                        fixture: the test suite's MachineFixture stand-in instead;
+                        none: neither (CRDs only)
+  --without-fixture     same as --machines none
   --crds DIR            install the CRDs in DIR too (repeatable)
   -h, --help            this help`;
 
@@ -34,17 +41,20 @@ function findCheckout(): string | undefined {
 
 export const devClusterCommand: Command = {
   name: 'dev-cluster',
-  summary: 'run a local control plane with kwok nodes and a CAPI machine fixture',
+  summary: 'run a local control plane with kwok nodes and the real Cluster API',
   usage: USAGE,
   options: {
     kubeconfig: { type: 'string' },
     'boot-delay': { type: 'string' },
+    machines: { type: 'string' },
     'without-fixture': { type: 'boolean' },
     crds: { type: 'string', multiple: true },
   },
   async run(values) {
     const bootDelay = values['boot-delay'] === undefined ? 1000 : Number(values['boot-delay']);
     if (!Number.isInteger(bootDelay) || bootDelay < 0) throw new UsageError(`dev-cluster: --boot-delay must be a non-negative integer (ms), got ${String(values['boot-delay'])}`);
+    const machines = values['without-fixture'] === true ? 'none' : (values.machines ?? 'capi');
+    if (machines !== 'capi' && machines !== 'fixture' && machines !== 'none') throw new UsageError(`dev-cluster: --machines must be capi, fixture or none, got ${String(machines)}`);
     const root = findCheckout();
     if (!root) throw new CliError('dev-cluster needs a source checkout: test/harness/dev-cluster.ts not found');
     if (!existsSync(join(root, 'node_modules', 'tsx'))) throw new CliError(`dev-cluster needs the dev dependencies: run npm ci in ${root}`);
@@ -52,7 +62,7 @@ export const devClusterCommand: Command = {
     for (const d of crds) if (!existsSync(d)) throw new CliError(`dev-cluster: --crds ${d}: no such directory`);
     const opts = {
       kubeconfig: typeof values.kubeconfig === 'string' ? resolve(values.kubeconfig) : undefined,
-      fixture: values['without-fixture'] !== true,
+      machines,
       bootDelayMs: bootDelay,
       extraCrdDirs: crds,
     };

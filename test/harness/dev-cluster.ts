@@ -1,25 +1,46 @@
 /**
  * Entry point of `headroom dev-cluster` (src/cli/dev-cluster.ts runs it with tsx from
- * the source checkout): the test control plane with every component and, unless
- * disabled, a MachineFixture for all namespaces. Runs until SIGINT/SIGTERM, then
- * removes everything. Argument: a JSON DevClusterOptions.
+ * the source checkout): the test control plane with every component and, by default,
+ * the real Cluster API core manager with the kwok provider as its cloud, a Cluster
+ * `dev` and a KwokMachineTemplate `small` in namespace default (the old MachineFixture
+ * stand-in with `machines: 'fixture'`; neither with 'none'). Runs until
+ * SIGINT/SIGTERM, then removes everything. Argument: a JSON DevClusterOptions.
  */
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { startControlPlane } from './control-plane.js';
+import { kubeRequest } from './kube-request.js';
+import { DEV_CLUSTER, DEV_NAMESPACE, DEV_TEMPLATE, exampleMachineDeployment } from './dev-cluster-example.js';
+import { KWOK_INFRA_GROUP, KWOK_PROVIDER_VERSION, KwokProvider } from './kwok-provider.js';
 import { MachineFixture } from './machine-fixture.js';
+
+export type DevClusterMachines = 'capi' | 'fixture' | 'none';
 
 export interface DevClusterOptions {
   /** Also write the admin kubeconfig here (removed again on exit). */
   kubeconfig?: string;
-  fixture: boolean;
+  machines: DevClusterMachines;
   bootDelayMs: number;
   extraCrdDirs: string[];
 }
 
 async function main(opts: DevClusterOptions): Promise<void> {
   const t0 = Date.now();
-  const cp = await startControlPlane({ scheduler: true, controllerManager: true, kwok: true, extraCrdDirs: opts.extraCrdDirs });
-  const fixture = opts.fixture ? await MachineFixture.start({ kubeConfig: cp.kubeConfig(), bootDelayMs: opts.bootDelayMs }) : undefined;
+  const capi = opts.machines === 'capi';
+  const cp = await startControlPlane({ scheduler: true, controllerManager: true, kwok: true, clusterApi: capi, extraCrdDirs: opts.extraCrdDirs });
+  const kc = cp.kubeConfig();
+  let machines = 'no machine controllers';
+  if (capi) {
+    const provider = await KwokProvider.start({ kubeConfig: kc, bootDelayMs: opts.bootDelayMs, workloadKubeconfig: readFileSync(cp.kubeconfigPath, 'utf8') });
+    await provider.createCluster(DEV_CLUSTER, DEV_NAMESPACE);
+    await kubeRequest(kc, 'POST', `/apis/${KWOK_INFRA_GROUP}/${KWOK_PROVIDER_VERSION}/namespaces/${DEV_NAMESPACE}/kwokmachinetemplates`, {
+      apiVersion: `${KWOK_INFRA_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokMachineTemplate', metadata: { name: DEV_TEMPLATE },
+      spec: { template: { spec: { capacity: { cpu: '4', memory: '16Gi', pods: '110' } } } },
+    });
+    machines = `Cluster API ${'v1.14'} core manager + kwok provider (boot delay ${opts.bootDelayMs} ms); Cluster ${DEV_NAMESPACE}/${DEV_CLUSTER}, KwokMachineTemplate ${DEV_TEMPLATE} (4 cpu, 16Gi)`;
+  } else if (opts.machines === 'fixture') {
+    await MachineFixture.start({ kubeConfig: kc, bootDelayMs: opts.bootDelayMs });
+    machines = `machine fixture (boot delay ${opts.bootDelayMs} ms)`;
+  }
   let kubeconfig = cp.kubeconfigPath;
   if (opts.kubeconfig) {
     copyFileSync(cp.kubeconfigPath, opts.kubeconfig);
@@ -29,7 +50,8 @@ async function main(opts: DevClusterOptions): Promise<void> {
     `headroom dev-cluster: ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (${cp.server})`,
     `  kubeconfig: ${kubeconfig}`,
     `  export KUBECONFIG=${kubeconfig}`,
-    `  components: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok${fixture ? `, machine fixture (boot delay ${opts.bootDelayMs} ms)` : ''}`,
+    `  components: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok; machines: ${machines}`,
+    ...(capi ? ['  a MachineDeployment Headroom can scale (kubectl apply -f - <<EOF ... EOF):', ...exampleMachineDeployment().split('\n').map((l) => `    ${l}`)] : []),
     `  logs: ${cp.dir}/logs`,
     '  Ctrl-C stops it and removes everything.',
   ].join('\n'));

@@ -95,6 +95,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       ['privilege escalation', { 'securityContext.allowPrivilegeEscalation': true }, /allowPrivilegeEscalation/],
       ['running as root', { 'podSecurityContext.runAsNonRoot': false }, /runAsNonRoot/],
       ['a wildcard API group for standalone Machines', { 'rbac.standaloneMachineResources[0].apiGroup': '*' }, /apiGroup/],
+      ['a wildcard API group for infrastructure templates', { 'rbac.infrastructureTemplateResources[0].apiGroup': '*', 'rbac.infrastructureTemplateResources[0].resources[0]': 'x' }, /apiGroup/],
       ['an unknown value', { 'webhook.failurePolicyy': 'Ignore' }, /failurePolicyy/],
       ['tls.source=existing without a secret', { 'tls.source': 'existing' }, /existingSecret/],
       ['two replicas without leader election', { 'controller.leaderElect': false }, /leaderElect/],
@@ -475,6 +476,21 @@ describe('helm chart charts/headroom (real helm)', function () {
       const single = await renderChart(NS, { 'controller.leaderElect': false, 'controller.prediction.enabled': false, replicaCount: 1 });
       expect(ofKind(single, 'Role')).to.deep.equal([]);
       expect(ofKind(single, 'RoleBinding')).to.deep.equal([]);
+    });
+
+    it('grants read on the listed infrastructure template kinds only, for scale from zero', async () => {
+      const none = grants(onlyOne<V1ClusterRole>(await renderChart(NS, {}), 'ClusterRole').rules!);
+      expect(none.filter((x) => x.includes('machinetemplates:list'))).to.deep.equal([]);
+      const objects = await renderChart(NS, {
+        'rbac.infrastructureTemplateResources[0].apiGroup': 'infrastructure.cluster.x-k8s.io',
+        'rbac.infrastructureTemplateResources[0].resources[0]': 'awsmachinetemplates',
+        'rbac.infrastructureTemplateResources[0].resources[1]': 'awsmachinepools',
+      });
+      const g = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!);
+      expect(g.filter((x) => x.startsWith('infrastructure.cluster.x-k8s.io/')).sort()).to.deep.equal([
+        'infrastructure.cluster.x-k8s.io/awsmachinepools:get', 'infrastructure.cluster.x-k8s.io/awsmachinepools:list', 'infrastructure.cluster.x-k8s.io/awsmachinepools:watch',
+        'infrastructure.cluster.x-k8s.io/awsmachinetemplates:get', 'infrastructure.cluster.x-k8s.io/awsmachinetemplates:list', 'infrastructure.cluster.x-k8s.io/awsmachinetemplates:watch',
+      ]);
     });
 
     it('lists provider-specific standalone Machine kinds in RBAC without wildcards', async () => {
