@@ -1,12 +1,17 @@
 import { formatDuration } from './duration.js';
 import type { TraceResult } from './result.js';
-import { summaryRows } from './summary-table.js';
+import { PRICE_NOTE, summaryRows } from './summary-table.js';
 
 const COLORS: Record<string, string> = { headroom: '#1f77b4', reactive: '#ff7f0e', periodic: '#2ca02c' };
+/** The forecast chart's two lines. */
+const ACTUAL_COLOR = '#444444';
+const FORECAST_COLOR = '#d62728';
 
 /**
  * A self-contained report: the summary table as HTML and, per trace, three charts
- * (pending pods, nodes, cumulative cost) with one line per policy, drawn on
+ * (pending pods, nodes, cumulative cost) with one line per policy, and for a
+ * predicting policy a fourth: workload pods against what was forecast for that
+ * time one horizon earlier (upper quantile), drawn on
  * canvases by a small inline script from inline JSON. No network, no libraries.
  * After drawing, each canvas records how many pixels it painted in
  * `data-painted`, which the headless-browser test reads back.
@@ -17,6 +22,7 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     description: r.description,
     duration: r.durationSeconds,
     policies: Object.entries(r.policies).map(([name, run]) => ({ name, color: COLORS[name] ?? '#555', series: run.series })),
+    forecast: Object.entries(r.policies).map(([name, run]) => (run.forecast ? { policy: name, ...run.forecast } : undefined)).find((f) => f) ?? null,
   }));
   const rows = summaryRows(results);
   const table = [
@@ -37,7 +43,8 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     <figure><figcaption>Pending pods</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="pending"></canvas></figure>
     <figure><figcaption>Nodes</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="nodes"></canvas></figure>
     <figure><figcaption>Cumulative cost</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="cost"></canvas></figure>
-  </div>
+${data[i]!.forecast ? `    <figure><figcaption>Workload pods (<span style="color:${ACTUAL_COLOR}">actual</span>) and ${esc(data[i]!.forecast!.policy)}'s forecast for that time (<span style="color:${FORECAST_COLOR}">upper quantile, made one horizon earlier</span>)</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="forecast"></canvas></figure>
+` : ''}  </div>
 </section>`).join('\n');
   // `<` is escaped so that no string in the data can close the script element.
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
@@ -63,7 +70,7 @@ h2 small { font-weight: normal; color: #777; }
 </head>
 <body>
 <h1>Headroom simulation report</h1>
-<p>Generated ${esc(generatedAt)}. Pending seconds are per pod, from creation to binding. Cost and node-hours count Machines from creation (boot included) to deletion. Utilization is requested over allocatable on Ready nodes, time-weighted.</p>
+<p>Generated ${esc(generatedAt)}. Pending seconds are per pod, from creation to binding; pending pod-s sums them over all pods, waited pods counts those pending over 5 s. Cost and node-hours count Machines from creation (boot included) to deletion: ${esc(PRICE_NOTE)}. Utilization is requested over allocatable on Ready nodes, time-weighted.</p>
 ${table}
 ${notesHtml}
 ${sections}
@@ -78,15 +85,17 @@ ${sections}
   function draw(canvas) {
     var trace = data[Number(canvas.getAttribute('data-trace'))];
     var metric = canvas.getAttribute('data-metric');
+    // Lines to draw: one per policy, or actual and forecast (null = no sample: a gap).
+    var lines = metric === 'forecast'
+      ? [{ name: 'actual', color: '${ACTUAL_COLOR}', s: trace.forecast.actual }, { name: 'forecast', color: '${FORECAST_COLOR}', s: trace.forecast.forecast }]
+      : trace.policies.map(function (p) { return { name: p.name, color: p.color, s: p.series[metric] }; });
     var ctx = canvas.getContext('2d');
     var W = canvas.width, H = canvas.height, L = 48, R = 8, T = 8, B = 24;
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, W, H);
-    var max = 0, n = 0;
-    trace.policies.forEach(function (p) {
-      var s = p.series[metric];
-      n = Math.max(n, s.length);
-      for (var i = 0; i < s.length; i++) if (s[i] > max) max = s[i];
+    var max = 0;
+    lines.forEach(function (l) {
+      for (var i = 0; i < l.s.length; i++) if (l.s[i] !== null && l.s[i] > max) max = l.s[i];
     });
     if (max <= 0) max = 1;
     ctx.strokeStyle = '#ccc';
@@ -106,18 +115,21 @@ ${sections}
     }
     // Each line is counted right after it is stroked (later lines may cover it), so a
     // headless test can tell that every policy's line was drawn.
-    trace.policies.forEach(function (p) {
-      var s = p.series[metric];
-      ctx.strokeStyle = p.color;
+    lines.forEach(function (l) {
+      var s = l.s;
+      ctx.strokeStyle = l.color;
       ctx.lineWidth = 1.5;
       ctx.beginPath();
+      var pen = false;
       for (var i = 0; i < s.length; i++) {
+        if (s[i] === null) { pen = false; continue; }
         var px = L + (W - L - R) * (s.length > 1 ? i / (s.length - 1) : 0);
         var py = T + (H - T - B) * (1 - s[i] / max);
-        if (i === 0) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+        if (!pen) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+        pen = true;
       }
       ctx.stroke();
-      canvas.setAttribute('data-painted-' + p.name, String(countColor(ctx, W, H, p.color)));
+      canvas.setAttribute('data-painted-' + l.name, String(countColor(ctx, W, H, l.color)));
     });
     var img = ctx.getImageData(0, 0, W, H).data, painted = 0;
     for (var k = 0; k < img.length; k += 4) if (img[k] < 250 || img[k + 1] < 250 || img[k + 2] < 250) painted++;

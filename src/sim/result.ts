@@ -28,9 +28,9 @@ export interface PolicyRun {
 }
 
 /**
- * Per bucket: pods of all workloads (the last sample in the bucket) and what was
- * forecast for that time one horizon earlier (the latest such forecast), both
- * null where there is no sample.
+ * Per bucket: pods of all workloads (the last sample up to the bucket) and what
+ * was forecast for that time one horizon earlier (the latest such forecast), both
+ * null before the first sample.
  */
 export interface ForecastSeries {
   bucketSeconds: number;

@@ -89,7 +89,7 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
   };
 }
 
-/** Buckets forecast samples: actual at the sample time, forecast at the time it was for (one horizon later). */
+/** Buckets forecast samples: actual at the sample time, forecast at the time it was for (one horizon later); null before the first. */
 export function forecastSeries(samples: readonly ForecastSample[], bucketMs: number, buckets: number): ForecastSeries {
   const actual = new Array<number | null>(buckets).fill(null);
   const forecast = new Array<number | null>(buckets).fill(null);
@@ -99,5 +99,7 @@ export function forecastSeries(samples: readonly ForecastSample[], bucketMs: num
     const f = Math.floor((s.at + s.horizonMs - SIM_EPOCH) / bucketMs);
     if (f >= 0 && f < buckets) forecast[f] = s.forecast;
   }
+  // Buckets shorter than the sampling interval hold the last value (the forecast stands until the next).
+  for (const series of [actual, forecast]) for (let i = 1; i < buckets; i++) series[i] ??= series[i - 1]!;
   return { bucketSeconds: bucketMs / 1000, actual, forecast };
 }

@@ -65,16 +65,22 @@ describe('simulation report in headless Chromium', function () {
     const dom = await dumpDom(join(dir, 'report.html'));
     const drawn = /<body[^>]*data-charts-drawn="(\d+)"/.exec(dom);
     expect(drawn, 'the inline script ran').to.not.equal(null);
-    expect(Number(drawn![1])).to.equal(results.length * 3);
+    // Three charts per trace, and headroom's forecast against actual demand.
+    expect(Number(drawn![1])).to.equal(results.length * 4);
     const canvases = [...dom.matchAll(/<canvas[^>]*>/g)].map((m) => m[0]);
-    expect(canvases).to.have.length(results.length * 3);
+    expect(canvases).to.have.length(results.length * 4);
     for (const c of canvases) {
       const attr = (name: string) => Number(new RegExp(`${name}="(\\d+)"`).exec(c)?.[1] ?? NaN);
       // Axes, grid and labels alone paint a few thousand pixels; a blank canvas paints none.
       expect(attr('data-painted'), c).to.be.greaterThan(2000);
-      for (const p of POLICY_NAMES) expect(attr(`data-painted-${p}`), `${p} in ${c}`).to.be.greaterThan(50);
+      const metric = /data-metric="(\w+)"/.exec(c)![1]! as 'pending' | 'nodes' | 'cost' | 'forecast';
+      const r = results[Number(/data-trace="(\d+)"/.exec(c)![1])]!;
+      // A line that is zero throughout lies on the axis, blended into it: only lines off the axis are counted.
+      const lines = metric === 'forecast' ? ['actual', 'forecast'] : POLICY_NAMES.filter((p) => r.policies[p]!.series[metric].some((v) => v > 0));
+      for (const p of lines) expect(attr(`data-painted-${p}`), `${p} in ${c}`).to.be.greaterThan(50);
     }
-    for (const metric of ['pending', 'nodes', 'cost']) expect(dom).to.include(`data-metric="${metric}"`);
+    for (const metric of ['pending', 'nodes', 'cost', 'forecast']) expect(dom).to.include(`data-metric="${metric}"`);
+    expect(html).to.include('cost (price x hours, boot included) is the price measure');
     // The summary table rendered with one row per trace and policy.
     expect((dom.match(/<tr>/g) ?? []).length).to.equal(1 + results.length * POLICY_NAMES.length);
   });
