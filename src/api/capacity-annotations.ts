@@ -1,8 +1,8 @@
 import type { V1Taint } from '@kubernetes/client-node';
+import { parseInteger, parseMilliCpu, QuantityError } from '../scheduling/quantity.js';
 import { CPU, EPHEMERAL_STORAGE, MEMORY, PODS, type Resources } from '../scheduling/resources.js';
 import type { NodeGroupView } from './capi.js';
 import { CAPACITY_TYPE_LABEL } from './nodepool.js';
-import { parseInteger, parseMilliCpu, QuantityError } from './quantity.js';
 import { failer } from './validation-error.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { QuantityError } from './quantity.js';
+import { QuantityError } from '../scheduling/quantity.js';
 import { failer } from './validation-error.js';
 import { parseResourceList, type Resources } from '../scheduling/resources.js';
 

@@ -1,7 +1,6 @@
 import type { V1OwnerReference, V1Taint } from '@kubernetes/client-node';
-import type { UnstructuredObject } from '../cluster/objects.js';
-import type { NodeGroupKind } from '../packing/plan.js';
 import { checkShape, OBJECT_META_SHAPE } from './object-shape.js';
+import type { UnstructuredObject } from './unstructured-object.js';
 import { failer, type ObjectRef } from './validation-error.js';
 
 /**
@@ -16,6 +15,9 @@ import { failer, type ObjectRef } from './validation-error.js';
  * - MachinePool failure domains: spec.failureDomains (a list) in both;
  * - paused: MachineDeployment spec.paused in both; cluster.x-k8s.io/paused annotation.
  */
+
+/** The CAPI kinds Headroom scales: a node group is one of these. */
+export type NodeGroupKind = 'MachineDeployment' | 'MachineSet' | 'MachinePool';
 
 export const CAPI_GROUP = 'cluster.x-k8s.io';
 export const CAPI_VERSIONS = ['v1beta2', 'v1beta1'] as const;

@@ -1,8 +1,8 @@
-import type { UnstructuredObject } from '../cluster/objects.js';
+import { parseInteger, parseMilliCpu, QuantityError } from '../scheduling/quantity.js';
 import type { InfrastructureRef } from './capi.js';
 import { CPU, MEMORY, PODS, type Resources } from '../scheduling/resources.js';
 import { ARCH_LABEL, DEFAULT_MAX_PODS, MAX_PODS_ANNOTATION, OS_LABEL, type CapacityAnnotations } from './capacity-annotations.js';
-import { parseInteger, parseMilliCpu, QuantityError } from './quantity.js';
+import type { UnstructuredObject } from './unstructured-object.js';
 import { failer } from './validation-error.js';
 
 /**

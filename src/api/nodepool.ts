@@ -1,6 +1,6 @@
 import type { V1LabelSelector, V1Taint } from '@kubernetes/client-node';
 import { matchesLabelSelector, matchesNodeSelectorRequirement } from '../scheduling/label-selector.js';
-import { parseInteger, parseMilliCpu } from './quantity.js';
+import { parseInteger, parseMilliCpu } from '../scheduling/quantity.js';
 
 /**
  * headroom.dev/v1alpha1 NodePool: which CAPI node groups Headroom may scale (or

@@ -1,4 +1,4 @@
-import type { NodeGroupKind } from '../packing/plan.js';
+import type { NodeGroupKind } from '../api/capi.js';
 
 /** Identifies a scalable CAPI node group. */
 export interface NodeGroupRef {

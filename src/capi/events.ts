@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { KubeClient } from '../controller/kube-client.js';
+import type { KubeClient } from '../kube/kube-client.js';
 
 /**
  * Kubernetes Events (events.k8s.io/v1) on the objects Headroom acts on and the

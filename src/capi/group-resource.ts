@@ -1,5 +1,4 @@
-import { CAPI_GROUP, type CapiVersion } from '../api/capi.js';
-import type { NodeGroupKind } from '../packing/plan.js';
+import { CAPI_GROUP, type CapiVersion, type NodeGroupKind } from '../api/capi.js';
 import type { NodeGroupRef } from './actuator.js';
 
 /** REST paths of CAPI objects at the served cluster.x-k8s.io version. */

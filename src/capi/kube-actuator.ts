@@ -1,8 +1,8 @@
 import { CAPI_GROUP, DELETE_MACHINE_ANNOTATION, type CapiVersion, parseNodeGroupObject } from '../api/capi.js';
 import { parseScalingBounds, type ScalingBounds } from '../api/capacity-annotations.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, NODEPOOL_PLURAL, parseNodePool } from '../api/nodepool.js';
-import type { UnstructuredObject } from '../cluster/objects.js';
-import { isConflict, isNotFound, type KubeClient } from '../controller/kube-client.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
+import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
 import type {
   CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult, StandaloneMachineRequest,
 } from './actuator.js';

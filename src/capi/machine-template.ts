@@ -1,7 +1,7 @@
 import { CAPI_GROUP, CLUSTER_NAME_LABEL, type CapiVersion } from '../api/capi.js';
 import { CAPACITY_ANNOTATION_PREFIX, MAX_PODS_ANNOTATION } from '../api/capacity-annotations.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, type MachineTemplateSpec } from '../api/nodepool.js';
-import type { UnstructuredObject } from '../cluster/objects.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 
 /**
  * Standalone Machines, built the way CAPI's MachineSet builds its Machines

@@ -1,13 +1,13 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { DiscoverySpecError, discoverySpecs } from '../cluster/discovery.js';
 import { Controller } from '../controller/controller.js';
+import { DiscoverySpecError, discoverySpecs } from '../kube/discovery.js';
 import { SOLVER_PRIORITIES, SolverPool, type SolverPriority } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
 import { DEFAULT_SOLVE_DEADLINE_MS } from '../provisioning/provisioner.js';
 import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';
 import { LiveExtenderState } from '../controller/live-extender-state.js';
-import { startHeadroomServer } from '../server/headroom-server.js';
+import { startHeadroomServer } from './headroom-server.js';
 import { installLastResort } from './last-resort.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';

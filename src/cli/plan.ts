@@ -1,7 +1,6 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodePoolError } from '../api/nodepool.js';
-import { QuantityError } from '../api/quantity.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { LoadError, type LoadInput, loadObjects } from '../cluster/load-objects.js';
@@ -14,6 +13,7 @@ import { poolSettings, withClusterSignals } from '../controller/prediction-loop.
 import { predictionInput } from '../prediction/cluster-input.js';
 import { evaluatePrediction } from '../prediction/predictor.js';
 import { emptyPredictionState } from '../prediction/state.js';
+import { QuantityError } from '../scheduling/quantity.js';
 import { type Command, CliError, UsageError } from './command.js';
 
 const MANIFEST = /\.(ya?ml|json)$/i;

@@ -1,16 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import { NodePoolError } from '../api/nodepool.js';
-import { QuantityError } from '../api/quantity.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { LoadError, loadObjects } from '../cluster/load-objects.js';
 import { ExtenderState } from '../extender/state.js';
 import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';
-import { startHeadroomServer } from '../server/headroom-server.js';
+import { QuantityError } from '../scheduling/quantity.js';
 import { isLoopbackHost, type RunningServer } from '../server/listen.js';
 import { generateServingCert } from '../server/serving-cert.js';
 import { type Command, CliError, UsageError } from './command.js';
+import { startHeadroomServer } from './headroom-server.js';
 import { installLastResort } from './last-resort.js';
 import { readInputs } from './plan.js';
 

@@ -8,14 +8,16 @@ import {
 } from '../api/infrastructure-template.js';
 import { NODEPOOL_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
 import { validateObjectShape } from '../api/object-shape.js';
-import { QuantityError } from '../api/quantity.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { isDemand, toSchedulingPod } from '../scheduling/pod-demand.js';
+import { QuantityError } from '../scheduling/quantity.js';
 import { CPU, MEMORY, parseResourceList, type Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import type { VolumeTopology } from '../scheduling/volume-topology.js';
 import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type LearnedShape } from './node-group.js';
 import { mapNodesToGroups, resolveMachineSetGroup } from './node-machine-map.js';
 import type { ClusterObjects } from './objects.js';
-import type { ClusterSnapshot, NodeGroup, PoolLimits, SchedulingPod, SnapshotNode, VolumeTopology } from './snapshot.js';
+import type { ClusterSnapshot, NodeGroup, PoolLimits, SnapshotNode } from './snapshot.js';
 
 /** Something wrong with the input that did not stop the build (or, when strict, did). */
 export interface SnapshotIssue {

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { emptyClusterObjects, type ClusterObjects, type UnstructuredObject } from './objects.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
+import { emptyClusterObjects, type ClusterObjects } from './objects.js';
 
 /**
  * Reads Kubernetes objects from text, as `headroom plan -f` gets it: multi-document

@@ -8,8 +8,9 @@ import { derivedPricePerHour } from '../api/price.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
 import { addInto, type Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { untoleratedTaint } from '../scheduling/taints.js';
-import type { NodeGroup, NodeTemplate, SchedulingPod } from './snapshot.js';
+import type { NodeGroup, NodeTemplate } from './snapshot.js';
 
 /**
  * A node group's model: its template node (docs/adr/0020-capacity-model.md), its

@@ -2,6 +2,7 @@ import type {
   KubernetesObject, V1DaemonSet, V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
   V1PodDisruptionBudget, V1StorageClass,
 } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 
 /**
  * The raw Kubernetes objects Headroom reasons about, as read from a file
@@ -66,8 +67,6 @@ export interface ObservedScale {
   selector?: string;
   error?: string;
 }
-
-export type UnstructuredObject = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 
 export function emptyClusterObjects(): ClusterObjects {
   return {

@@ -1,9 +1,8 @@
-import type {
-  V1Affinity, V1LabelSelector, V1Taint, V1Toleration, V1TopologySpreadConstraint,
-  V1TopologySelectorTerm, V1VolumeNodeAffinity,
-} from '@kubernetes/client-node';
-import type { NodeGroupKind } from '../packing/plan.js';
+import type { V1Taint } from '@kubernetes/client-node';
+import type { NodeGroupKind } from '../api/capi.js';
 import type { Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import type { VolumeTopology } from '../scheduling/volume-topology.js';
 
 /**
  * An immutable, plain-data view of the cluster for solving. Built from
@@ -85,50 +84,6 @@ export interface SnapshotMachine {
   leaving: boolean;
 }
 
-export interface HostPort {
-  port: number;
-  protocol: string;
-  hostIP: string;
-}
-
-/** The scheduling-relevant view of a pod. */
-export interface SchedulingPod {
-  /** `namespace/name` */
-  key: string;
-  namespace: string;
-  name: string;
-  uid: string;
-  labels: Record<string, string>;
-  /**
-   * Pods with the same equivalence key have identical scheduling constraints and
-   * requests (same owner template), so the solver places them as one class.
-   */
-  equivalenceKey: string;
-  /** `Kind/namespace/name` of the controlling owner, if any. */
-  owner?: string;
-  requests: Resources;
-  priority: number;
-  nodeSelector: Record<string, string>;
-  affinity?: V1Affinity;
-  tolerations: V1Toleration[];
-  topologySpreadConstraints: V1TopologySpreadConstraint[];
-  hostPorts: HostPort[];
-  /** Claim names (in the pod's namespace) of its persistentVolumeClaim volumes. */
-  claims: string[];
-  /** Set for bound pods. */
-  nodeName?: string;
-  /** True for pods that do not exist yet (forecasts, CapacityBuffers). */
-  predicted?: boolean;
-}
-
-export interface VolumeTopology {
-  /** PV name -> its required node affinity. */
-  persistentVolumes: Record<string, { nodeAffinity?: V1VolumeNodeAffinity }>;
-  /** `namespace/name` -> claim. */
-  claims: Record<string, { volumeName?: string; storageClassName?: string; bound: boolean }>;
-  storageClasses: Record<string, { waitForFirstConsumer: boolean; allowedTopologies?: V1TopologySelectorTerm[] }>;
-}
-
 export interface PoolLimits {
   /** Upper bounds; absent means unlimited. cpu in millicores, memory in bytes. */
   cpu?: number;
@@ -137,6 +92,3 @@ export interface PoolLimits {
   /** Current usage by the pool's nodes (existing and in flight). */
   used: { cpu: number; memory: number; nodes: number };
 }
-
-/** A label selector, re-exported so callers need not import the client for types. */
-export type LabelSelector = V1LabelSelector;

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { CAPACITY_BUFFER_GROUP, CAPACITY_BUFFER_PLURAL, parseCapacityBuffer } from '../api/capacity-buffer.js';
-import type { ClusterCache } from '../cluster/cluster-cache.js';
-import type { ScaleReader } from '../cluster/scale-reader.js';
+import type { ScaleReader } from '../kube/scale-reader.js';
+import type { ClusterCache } from '../kube/cluster-cache.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import { capacityBufferStatus, mergeBufferStatus, type BufferPlacement, type BufferStatus } from '../provisioning/capacity-buffer-status.js';
 import { isBuiltinScalable, resolveCapacityBuffers, scalableTemplateName, type BufferResolution } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/provisioner.js';
-import type { KubeClient } from './kube-client.js';
 
 /**
  * The leader's CapacityBuffer loop: reads the scale subresource of custom scalables,

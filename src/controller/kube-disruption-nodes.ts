@@ -1,7 +1,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { withDisruptionTaint, withoutDisruptionTaint, hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/node-port.js';
-import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
+import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
 
 /**
  * The Disruptor's node port on the workload cluster's API server: taints with an

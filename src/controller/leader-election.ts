@@ -1,5 +1,5 @@
 import { microTime } from '../capi/events.js';
-import { isConflict, isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
+import { isConflict, isNotFound, KubeApiError, type KubeClient } from '../kube/kube-client.js';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm:

@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CapiActuator } from '../capi/actuator.js';
 import type { KubeActuator } from '../capi/kube-actuator.js';
-import type { ClusterCache } from '../cluster/cluster-cache.js';
 import type { DisruptionReport } from '../disruption/disruptor.js';
+import type { ClusterCache } from '../kube/cluster-cache.js';
 import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/provisioner.js';
 import { ForecastScore } from './forecast-score.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { isNotFound, type KubeClient } from './kube-client.js';
+import { isNotFound, type KubeClient } from '../kube/kube-client.js';
 
 /**
  * Keeps a serialised state (the prediction model's JSON text) in ConfigMaps of the

@@ -2,7 +2,7 @@ import { NODEPOOL_API_VERSION, NODEPOOL_PLURAL, NodePoolError, parseNodePool } f
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterStateSource } from '../cluster/state.js';
-import type { KubeClient } from './kube-client.js';
+import type { KubeClient } from '../kube/kube-client.js';
 
 /**
  * NodePool status: current usage (existing and in-flight nodes), member groups

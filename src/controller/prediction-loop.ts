@@ -4,7 +4,6 @@ import { BootObserver } from '../cluster/boot-observer.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { rolloutSignals } from '../cluster/rollout-signals.js';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import { predictionInput } from '../prediction/cluster-input.js';
 import { type PredictionDecision, type PredictionInput, evaluatePrediction } from '../prediction/predictor.js';
@@ -15,6 +14,7 @@ import {
 } from '../prediction/state.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { ConfigMapStateStore } from './model-store.js';
 import { type ProvisionedForPatch, provisionedForPatches } from './provisioned-for.js';
 

@@ -1,8 +1,9 @@
 import type { V1Node } from '@kubernetes/client-node';
-import type { ClusterSnapshot, SchedulingPod } from '../cluster/snapshot.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { PROVISIONED_FOR_ANNOTATION } from '../extender/state.js';
 import type { PredictionDecision } from '../prediction/predictor.js';
 import { shareOf } from '../prediction/virtual-pods.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /**
  * Which new nodes were brought up for which workload's forecast, written on the

@@ -1,9 +1,9 @@
 import { CAPACITY_BUFFER_GROUP } from '../api/capacity-buffer.js';
 import { ATOMIC_SCALE_UP_CLASS, PROVISIONING_REQUEST_PLURAL, type RequestCondition } from '../api/provisioning-request.js';
 import type { EventRecorder } from '../capi/events.js';
-import type { ClusterCache } from '../cluster/cluster-cache.js';
+import type { ClusterCache } from '../kube/cluster-cache.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import { decideProvisioningRequests, type PlanFn, type RequestDecision } from '../provisioning/provisioning-requests.js';
-import type { KubeClient } from './kube-client.js';
 
 /**
  * The leader's ProvisioningRequest loop: decides (src/provisioning/provisioning-requests.ts),

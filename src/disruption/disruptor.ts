@@ -4,10 +4,11 @@ import { NodePoolError, parseNodePool, type NodePoolDisruption } from '../api/no
 import type { CapiActuator, ScaleResult } from '../capi/actuator.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
-import type { ClusterSnapshot, NodeGroup, SchedulingPod } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Clock } from '../provisioning/clock.js';
 import { controllerOf } from '../scheduling/pod-demand.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from './allowance.js';
 import { decideEmptiness } from './emptiness.js';
 import { decideExpiry, type SolveSnapshot } from './expiry.js';

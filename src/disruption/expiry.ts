@@ -1,5 +1,6 @@
-import type { ClusterSnapshot, SchedulingPod } from '../cluster/snapshot.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Plan } from '../packing/plan.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { DisruptionAllowance, SettingsOf } from './allowance.js';
 import { disruptableNodes } from './candidates.js';
 import { podsToMove } from './pods.js';

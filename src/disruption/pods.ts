@@ -1,4 +1,5 @@
-import type { SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+import type { SnapshotNode } from '../cluster/snapshot.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /** Which pods keep a node, and which would have to move if it went. Pure. */
 

@@ -1,8 +1,8 @@
 import { Counter } from 'prom-client';
-import { QuantityError } from '../api/quantity.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import { isDemand, toSchedulingPod } from '../scheduling/pod-demand.js';
+import { QuantityError } from '../scheduling/quantity.js';
 import type { JsonRoute } from '../server/app.js';
 import { HttpError } from '../server/http-error.js';
 import { METRIC_PREFIX, registry } from '../server/metrics.js';

@@ -1,12 +1,13 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import type { ClusterSnapshot, HostPort, NodeGroup, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
-import { hostPortsConflict } from '../scheduling/host-ports.js';
+import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
+import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import {
   DomainCounts, type ResolvedAffinityTerm, requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects,
 } from '../scheduling/pod-affinity.js';
 import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
 import { CPU, MEMORY, type Resources, addInto, subtract } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { HARD_TAINT_EFFECTS, formatTaint, untoleratedTaint } from '../scheduling/taints.js';
 import {
   HOSTNAME, type ResolvedSpread, globalMinimum, resolveSpread, spreadAllowance, spreadCountsNode, spreadSelects,

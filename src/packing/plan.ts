@@ -2,7 +2,7 @@
  * The plan: what Headroom would do. Its JSON form is the stable output contract of
  * `headroom plan -o json`; the actuator, simulator and extender consume it too.
  */
-export type NodeGroupKind = 'MachineDeployment' | 'MachineSet' | 'MachinePool';
+import type { NodeGroupKind } from '../api/capi.js';
 
 export interface ScaleUp {
   kind: NodeGroupKind;

@@ -1,5 +1,5 @@
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import type { Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /**
  * Pods with one equivalence key (same owner template: same requests, labels and

@@ -1,5 +1,6 @@
 import { deserialize, serialize } from 'node:v8';
-import type { ClusterSnapshot, NodeGroup, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /**
  * How a snapshot crosses to a solver worker (ADR 0033). Snapshots are immutable and

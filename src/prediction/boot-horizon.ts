@@ -1,6 +1,6 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { DEPLOYMENT_NAME_LABEL, POOL_NAME_LABEL, SET_NAME_LABEL } from '../api/capi.js';
-import type { UnstructuredObject } from '../cluster/objects.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { quantileOf } from './forecast.js';
 
 /**

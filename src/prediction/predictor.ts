@@ -1,4 +1,4 @@
-import type { SchedulingPod } from '../cluster/snapshot.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { type BootSample, bootHorizonMs, observeBoot } from './boot-horizon.js';
 import { type Forecast, forecast, methodPoints } from './forecast.js';
 import { observeCount } from './model.js';

@@ -1,6 +1,6 @@
 import type { V1CronJob, V1Pod, V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { controllerOf, toSchedulingPod } from '../scheduling/pod-demand.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { nextCronRun, parseCron } from './cron-schedule.js';
 import { PREDICTION_OPT_OUT_ANNOTATION, PREDICTION_OPT_OUT_VALUE } from './settings.js';
 

@@ -1,6 +1,6 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import type { Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { untoleratedTaint } from '../scheduling/taints.js';
 import type { PredictionSettings } from './settings.js';
 

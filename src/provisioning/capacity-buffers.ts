@@ -2,14 +2,15 @@ import type { KubernetesObject, V1Pod, V1PodTemplateSpec } from '@kubernetes/cli
 import {
   ACTIVE_CAPACITY, bufferChunkCount, parseCapacityBuffer, type CapacityBufferView, type ScalableRef,
 } from '../api/capacity-buffer.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { ObjectValidationError } from '../api/validation-error.js';
-import type { ClusterObjects, ObservedScale, UnstructuredObject } from '../cluster/objects.js';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { lastInputMemo } from '../cluster/input-memo.js';
+import type { ClusterObjects, ObservedScale } from '../cluster/objects.js';
 import { matchesSelectorString } from '../scheduling/label-selector.js';
+import { parseInteger, parseMilliCpu } from '../scheduling/quantity.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { templatePods } from './template-pods.js';
 import { CPU, PODS, podRequests, type Resources } from '../scheduling/resources.js';
-import { parseInteger, parseMilliCpu } from '../api/quantity.js';
 
 /**
  * CapacityBuffers (SIG Autoscaling, autoscaling.x-k8s.io) resolved into chunks:

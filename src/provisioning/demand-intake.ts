@@ -1,4 +1,4 @@
-import type { SchedulingPod } from '../cluster/snapshot.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /** Where a demand signal came from. Informers remain the safety net for both. */
 export type DemandSource =

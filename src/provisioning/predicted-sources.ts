@@ -1,5 +1,5 @@
 import type { ClusterObjects } from '../cluster/objects.js';
-import type { SchedulingPod } from '../cluster/snapshot.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /**
  * The `predicted` seam: every source of virtual demand (CapacityBuffers,

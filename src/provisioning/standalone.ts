@@ -3,10 +3,12 @@ import type { V1Node } from '@kubernetes/client-node';
 import { NODEPOOL_LABEL, CAPACITY_TYPE_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
 import { derivedPricePerHour } from '../api/price.js';
 import { HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { daemonSetPodsFor, daemonSetTemplatePod } from '../cluster/node-group.js';
-import type { ClusterObjects, UnstructuredObject } from '../cluster/objects.js';
-import type { ClusterSnapshot, NodeGroup, PoolLimits, SchedulingPod, SnapshotNode } from '../cluster/snapshot.js';
+import type { ClusterObjects } from '../cluster/objects.js';
+import type { ClusterSnapshot, NodeGroup, PoolLimits, SnapshotNode } from '../cluster/snapshot.js';
 import { addInto, CPU, MEMORY, PODS, type Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /**
  * Standalone Machines (the Karpenter NodeClaim style) in the solver's terms: a

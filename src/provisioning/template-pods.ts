@@ -1,6 +1,6 @@
 import type { V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 
 /**
  * Virtual pods stamped from a pod template (CapacityBuffer chunks, ProvisioningRequest

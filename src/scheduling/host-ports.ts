@@ -1,5 +1,11 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import type { HostPort } from '../cluster/snapshot.js';
+
+/** A host port a container asks for (the NodePorts filter's unit). */
+export interface HostPort {
+  port: number;
+  protocol: string;
+  hostIP: string;
+}
 
 const WILDCARD = '0.0.0.0';
 

@@ -1,5 +1,8 @@
 import type { V1LabelSelector, V1LabelSelectorRequirement, V1NodeSelectorRequirement } from '@kubernetes/client-node';
 
+/** A label selector, re-exported so callers need not import the client for types. */
+export type LabelSelector = V1LabelSelector;
+
 /**
  * Label selectors with Kubernetes semantics (k8s.io/apimachinery labels.Selector):
  * - a nil (null/undefined) LabelSelector matches NOTHING;

@@ -1,6 +1,6 @@
 import type { V1NodeSelector, V1NodeSelectorTerm } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { matchesNodeSelectorRequirement } from './label-selector.js';
+import type { SchedulingPod } from './scheduling-pod.js';
 
 /** The only field a NodeSelectorTerm's matchFields may name. */
 const METADATA_NAME = 'metadata.name';

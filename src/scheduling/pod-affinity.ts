@@ -1,6 +1,6 @@
 import type { V1LabelSelector, V1LabelSelectorRequirement, V1PodAffinityTerm } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { matchesLabelSelector } from './label-selector.js';
+import type { SchedulingPod } from './scheduling-pod.js';
 
 /** The namespaces a pod affinity term selects pods from. */
 export interface NamespaceScope {

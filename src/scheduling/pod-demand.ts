@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { podHostPorts } from './host-ports.js';
 import { podRequests } from './resources.js';
+import type { SchedulingPod } from './scheduling-pod.js';
 
 /**
  * Labels that differ between otherwise identical pods of one owner and that no

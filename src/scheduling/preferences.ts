@@ -1,7 +1,7 @@
 import type {
   V1Affinity, V1NodeSelectorTerm, V1PodAffinityTerm, V1TopologySpreadConstraint,
 } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
+import type { SchedulingPod } from './scheduling-pod.js';
 
 /**
  * One way of placing a pod: its preferences that are still honoured are folded

@@ -1,5 +1,5 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { parseInteger, parseMilliCpu } from '../api/quantity.js';
+import { parseInteger, parseMilliCpu } from './quantity.js';
 
 /**
  * A resource vector in the units the scheduler compares: `cpu` in millicores,

@@ -1,7 +1,7 @@
 import type { V1LabelSelector, V1LabelSelectorRequirement, V1Taint, V1TopologySpreadConstraint } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import { matchesLabelSelector } from './label-selector.js';
 import { nodeSelectorMatches } from './node-affinity.js';
+import type { SchedulingPod } from './scheduling-pod.js';
 import { untoleratedTaint } from './taints.js';
 
 export const HOSTNAME = 'kubernetes.io/hostname';

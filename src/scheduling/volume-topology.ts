@@ -1,6 +1,15 @@
-import type { V1TopologySelectorTerm } from '@kubernetes/client-node';
-import type { SchedulingPod, VolumeTopology } from '../cluster/snapshot.js';
+import type { V1TopologySelectorTerm, V1VolumeNodeAffinity } from '@kubernetes/client-node';
 import { nodeSelectorTermsMatch } from './node-affinity.js';
+import type { SchedulingPod } from './scheduling-pod.js';
+
+/** The cluster's volumes as the VolumeBinding filter needs them. */
+export interface VolumeTopology {
+  /** PV name -> its required node affinity. */
+  persistentVolumes: Record<string, { nodeAffinity?: V1VolumeNodeAffinity }>;
+  /** `namespace/name` -> claim. */
+  claims: Record<string, { volumeName?: string; storageClassName?: string; bound: boolean }>;
+  storageClasses: Record<string, { waitForFirstConsumer: boolean; allowedTopologies?: V1TopologySelectorTerm[] }>;
+}
 
 /**
  * The VolumeBinding filter, as far as an autoscaler can model it. For each of the

@@ -1,4 +1,5 @@
 import type { KubernetesObject, V1CronJob, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type {
   CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from '../capi/actuator.js';
@@ -7,8 +8,8 @@ import {
   MACHINE_NAMESPACE_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL,
 } from '../api/capi.js';
 import { hasDisruptionTaint, withDisruptionTaint, withoutDisruptionTaint } from '../api/disruption-taint.js';
+import { type ClusterObjects, emptyClusterObjects } from '../cluster/objects.js';
 import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/node-port.js';
-import { type ClusterObjects, type UnstructuredObject, emptyClusterObjects } from '../cluster/objects.js';
 import type { NodeGroup } from '../cluster/snapshot.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';

@@ -1,8 +1,8 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../cluster/snapshot.js';
 import {
   DomainCounts, type ResolvedAffinityTerm, requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects,
 } from '../scheduling/pod-affinity.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { type ResolvedSpread, globalMinimum, resolveSpread, spreadAllowance, spreadCountsNode, spreadSelects } from '../scheduling/topology-spread.js';
 
 /** A node as the inter-pod filters see it: its labels, taints and bound pods. */

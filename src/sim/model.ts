@@ -1,8 +1,10 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { NodeGroupRef } from '../capi/actuator.js';
-import type { UnstructuredObject } from '../cluster/objects.js';
-import type { HostPort, NodeTemplate, SchedulingPod } from '../cluster/snapshot.js';
+import type { NodeTemplate } from '../cluster/snapshot.js';
+import type { HostPort } from '../scheduling/host-ports.js';
 import type { Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { Sampler } from './sampler.js';
 
 /** The in-process cluster's mutable state. Only src/sim/cluster.ts changes it. */

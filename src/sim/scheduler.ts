@@ -1,11 +1,10 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { HostPort, VolumeTopology } from '../cluster/snapshot.js';
-import { hostPortsConflict } from '../scheduling/host-ports.js';
+import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches, preferredNodeAffinityScore } from '../scheduling/node-affinity.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
 import { CPU, MEMORY, type Resources, addInto, parseResourceList } from '../scheduling/resources.js';
 import { countIntolerablePreferNoSchedule, untoleratedTaint } from '../scheduling/taints.js';
-import { volumeTopologyAllows } from '../scheduling/volume-topology.js';
+import { volumeTopologyAllows, type VolumeTopology } from '../scheduling/volume-topology.js';
 import type { SimNode, SimPod } from './model.js';
 
 /** What the scheduler reads of a node (a SimNode has more). */

@@ -4,9 +4,9 @@ import {
   CPU_ANNOTATION, MIN_SIZE_ANNOTATION, parseCapacityAnnotations, parseScalingBounds,
 } from '../api/capacity-annotations.js';
 import { type NodeGroupView, parseNodeGroupObject } from '../api/capi.js';
-import { parseQuantity } from '../api/quantity.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { ObjectValidationError } from '../api/validation-error.js';
-import type { UnstructuredObject } from '../cluster/objects.js';
+import { parseQuantity } from '../scheduling/quantity.js';
 import { parseCron } from './cron.js';
 import { parseDuration } from './duration.js';
 import {

@@ -1,5 +1,5 @@
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { UnstructuredObject } from '../cluster/objects.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 
 /**
  * A workload trace: the node groups a simulated cluster starts with and the demand

@@ -1,4 +1,4 @@
-import { summarizeValue } from '../api/value-summary.js';
+import { summarizeValue } from '../scheduling/value-summary.js';
 import { HttpError } from '../server/http-error.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { Counter } from 'prom-client';
-import { summarizeValue } from '../api/value-summary.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import type { Clock } from '../provisioning/clock.js';
+import { summarizeValue } from '../scheduling/value-summary.js';
 import type { JsonRoute } from '../server/app.js';
 import { METRIC_PREFIX, registry } from '../server/metrics.js';
 import { isDemand, toSchedulingPod } from '../scheduling/pod-demand.js';

@@ -8,7 +8,8 @@
  */
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
 import { loadObjects } from '../../src/cluster/load-objects.js';
-import { emptyClusterObjects, type UnstructuredObject } from '../../src/cluster/objects.js';
+import { emptyClusterObjects } from '../../src/cluster/objects.js';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
 
 const args = process.argv.slice(2).filter((a) => a !== '--json');
 const json = process.argv.includes('--json');

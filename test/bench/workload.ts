@@ -1,6 +1,7 @@
 import type { V1PodAffinityTerm, V1TopologySpreadConstraint } from '@kubernetes/client-node';
-import type { ClusterSnapshot, NodeGroup, SchedulingPod } from '../../src/cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup } from '../../src/cluster/snapshot.js';
 import { CPU, MEMORY, PODS, type Resources } from '../../src/scheduling/resources.js';
+import type { SchedulingPod } from '../../src/scheduling/scheduling-pod.js';
 
 /**
  * The benchmark's inputs, mirroring Karpenter's scheduling benchmark

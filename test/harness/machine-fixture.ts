@@ -50,9 +50,9 @@ import {
   MACHINE_ANNOTATION, MACHINE_NAMESPACE_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION,
   PAUSED_ANNOTATION, SET_NAME_LABEL, type NodeGroupView,
 } from '../../src/api/capi.js';
-import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { KubeRequestError, kubeRequest } from './kube-request.js';
 import { isNodeReady } from './wait.js';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
 
 export const FIXTURE_MANAGED_LABEL = 'fixture.headroom.dev/managed';
 export const FIXTURE_NAMESPACE_LABEL = 'fixture.headroom.dev/namespace';

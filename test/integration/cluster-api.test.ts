@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
+import { emptyClusterObjects } from '../../src/cluster/objects.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { KubeRequestError, kubeRequest } from '../harness/kube-request.js';
 import {
@@ -12,9 +15,7 @@ import { eventually, isNodeReady } from '../harness/wait.js';
 import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
-import { emptyClusterObjects, type UnstructuredObject } from '../../src/cluster/objects.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
-import { KubeClient } from '../../src/controller/kube-client.js';
 import { MAX, MIN, pendingPod } from './controller-objects.js';
 
 /**

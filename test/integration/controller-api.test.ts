@@ -3,19 +3,19 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
+import { ClusterCache } from '../../src/kube/cluster-cache.js';
+import { parseGroupDiscoverySpec } from '../../src/kube/discovery.js';
+import { KubeApiError, KubeClient, type RequestOptions } from '../../src/kube/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { capiCrdDir } from '../harness/crds.js';
 import { makeTempDir, removeTempDir } from '../harness/process.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { sharedControlPlane } from './hooks.js';
-import { KubeApiError, KubeClient, type RequestOptions } from '../../src/controller/kube-client.js';
-import { ClusterCache } from '../../src/cluster/cluster-cache.js';
-import { parseGroupDiscoverySpec } from '../../src/cluster/discovery.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { EventRecorder } from '../../src/capi/events.js';
 import { DEFAULT_CONSOLIDATE_AFTER_MS, parseNodePool } from '../../src/api/nodepool.js';
 import { standaloneMachineName } from '../../src/provisioning/standalone.js';
-import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { CAPI, MAX, MIN, machine, machineDeployment } from './controller-objects.js';
 
 /**

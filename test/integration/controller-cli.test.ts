@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
@@ -10,7 +11,6 @@ import { freePort } from '../harness/ports.js';
 import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.js';
 import { eventually } from '../harness/wait.js';
 import { sharedControlPlane } from './hooks.js';
-import { KubeClient } from '../../src/controller/kube-client.js';
 import { generateServingCert } from '../../src/server/serving-cert.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
 

@@ -1,4 +1,4 @@
-import type { UnstructuredObject } from '../../src/cluster/objects.js';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
 
 /** CAPI v1beta2 objects for the controller integration tests. */
 

@@ -1,16 +1,16 @@
 import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
+import { Informer } from '../../src/kube/informer.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually, isNodeReady, waitForReadyNodes } from '../harness/wait.js';
 import { sharedControlPlane } from './hooks.js';
-import { KubeClient } from '../../src/controller/kube-client.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
-import { Informer } from '../../src/cluster/informer.js';
 import type { CycleReport } from '../../src/provisioning/provisioner.js';
-import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { machineDeployment, machinePool, pendingPod, type GroupOptions } from './controller-objects.js';
 
 /**

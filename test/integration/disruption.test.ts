@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
 import { sharedControlPlane } from './hooks.js';
-import { KubeClient } from '../../src/controller/kube-client.js';
 import { Controller } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
-import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
 import { DISRUPTION_TAINT_KEY } from '../../src/api/disruption-taint.js';
 

@@ -4,7 +4,7 @@
  */
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { parseQuantity } from '../../src/api/quantity.js';
+import { parseQuantity } from '../../src/scheduling/quantity.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { kubeRequest } from '../harness/kube-request.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';

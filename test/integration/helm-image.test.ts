@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { type KubernetesObject, KubernetesObjectApi } from '@kubernetes/client-node';
-import { KubeClient } from '../../src/controller/kube-client.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { freePort } from '../harness/ports.js';
 import { waitFor } from '../harness/probe.js';

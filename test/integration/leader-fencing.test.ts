@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
+import { Informer } from '../../src/kube/informer.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
 import { sharedControlPlane } from './hooks.js';
-import { KubeClient } from '../../src/controller/kube-client.js';
 import { Controller } from '../../src/controller/controller.js';
-import { Informer } from '../../src/cluster/informer.js';
-import type { UnstructuredObject } from '../../src/cluster/objects.js';
 import type { ClusterSnapshot } from '../../src/cluster/snapshot.js';
 import { solve as solvePlan } from '../../src/packing/solve.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';

@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 import { SolverPool } from '../../src/packing/solver-pool.js';
 import { DemandIntake } from '../../src/provisioning/demand-intake.js';
 import { systemClock } from '../../src/provisioning/clock.js';
-import { startHeadroomServer } from '../../src/server/headroom-server.js';
+import { startHeadroomServer } from '../../src/cli/headroom-server.js';
 import { generateServingCert } from '../../src/server/serving-cert.js';
 import { benchSnapshot } from '../bench/workload.js';
 import { extenderState, kwokExtenderState } from './fixtures.js';

@@ -1,4 +1,4 @@
-import type { ClusterSnapshot, NodeGroup, SchedulingPod } from '../../cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup } from '../../cluster/snapshot.js';
 import { Disruptor, type DisruptorOptions } from '../../disruption/disruptor.js';
 import type { Plan } from '../../packing/plan.js';
 import { predictionInput } from '../../prediction/cluster-input.js';
@@ -6,6 +6,7 @@ import { type PredictionDecision, evaluatePrediction } from '../../prediction/pr
 import { type PredictionSettings } from '../../prediction/settings.js';
 import { type PredictionState, emptyPredictionState } from '../../prediction/state.js';
 import { Provisioner, type ProvisionerOptions } from '../../provisioning/provisioner.js';
+import type { SchedulingPod } from '../../scheduling/scheduling-pod.js';
 import type { ForecastSample, PolicyContext, PolicyFactory } from '../policy.js';
 
 export interface HeadroomPredictionOptions {

@@ -4,8 +4,8 @@ import { parseNodeGroupObject } from '../../../src/api/capi.js';
 import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
 } from '../../../src/api/infrastructure-template.js';
+import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import { ObjectValidationError } from '../../../src/api/validation-error.js';
-import type { UnstructuredObject } from '../../../src/cluster/objects.js';
 
 const P = 'capacity.cluster-autoscaler.kubernetes.io/';
 const GIB = 1024 ** 3;

@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import { BootObserver } from '../../../src/cluster/boot-observer.js';
-import type { UnstructuredObject } from '../../../src/cluster/objects.js';
 
 const md: UnstructuredObject = {
   apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment',

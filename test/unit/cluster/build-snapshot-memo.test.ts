@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import { buildSnapshot, type SnapshotIssue } from '../../../src/cluster/build-snapshot.js';
 import { loadObjects } from '../../../src/cluster/load-objects.js';
-import type { ClusterObjects, UnstructuredObject } from '../../../src/cluster/objects.js';
+import type { ClusterObjects } from '../../../src/cluster/objects.js';
 
 // buildSnapshot memoizes per-object conversions by object identity (objects are
 // immutable: a change is a new object). These tests rebuild from the same objects with

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { discoverySpecs, parseGroupDiscoverySpec } from '../../../src/cluster/discovery.js';
+import { discoverySpecs, parseGroupDiscoverySpec } from '../../../src/kube/discovery.js';
 
 /**
  * Runs `headroom controller` with each argument list in ONE child process (the CLI as

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
-import { FencedError, KubeClient } from '../../../src/controller/kube-client.js';
+import { FencedError, KubeClient } from '../../../src/kube/kube-client.js';
 
 describe('KubeClient fenced by a leadership term', () => {
   let server: Server;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { KubeApiError, type KubeClient, type RequestOptions } from '../../../src/controller/kube-client.js';
 import { LeaderElector } from '../../../src/controller/leader-election.js';
+import { KubeApiError, type KubeClient, type RequestOptions } from '../../../src/kube/kube-client.js';
 
 /**
  * A Lease store behind a fake KubeClient. `hang` makes every request wait until its

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import type { NodePoolDisruption } from '../../../src/api/nodepool.js';
-import type { NodeGroup, SchedulingPod } from '../../../src/cluster/snapshot.js';
+import type { NodeGroup } from '../../../src/cluster/snapshot.js';
 import { allowedByBudgets, budgetNodes, DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from '../../../src/disruption/allowance.js';
 import { decideEmptiness } from '../../../src/disruption/emptiness.js';
 import { isEmptyNode } from '../../../src/disruption/pods.js';
 import { cannotMovePods, decideExpiry } from '../../../src/disruption/expiry.js';
 import { solve } from '../../../src/packing/solve.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 import { group, node as bareNode, pod, snapshot } from '../packing/snapshot-builders.js';
 
 const S = 1000;

@@ -1,11 +1,12 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { ClusterSnapshot, SchedulingPod, SnapshotNode } from '../../../src/cluster/snapshot.js';
+import type { ClusterSnapshot, SnapshotNode } from '../../../src/cluster/snapshot.js';
 import { extenderRoutes, FILTER_PATH, PRIORITIZE_PATH } from '../../../src/extender/routes.js';
 import { DISRUPTION_ANNOTATION, ExtenderState, PROVISIONED_FOR_ANNOTATION } from '../../../src/extender/state.js';
 import { packingScore } from '../../../src/extender/prioritize.js';
 import type { ExtenderFilterResult, HostPriorityList } from '../../../src/extender/types.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 import { HttpError } from '../../../src/server/http-error.js';
 
 const GiB = 1024 ** 3;

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import type { ClusterSnapshot, SchedulingPod } from '../../../src/cluster/snapshot.js';
+import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { ffd } from '../../../src/packing/ffd.js';
 import type { Plan } from '../../../src/packing/plan.js';
 import { solve } from '../../../src/packing/solve.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 import { rng } from '../../bench/workload.js';
 import { HOSTNAME, ZONE, group, node, pod, replicas, snapshot } from './snapshot-builders.js';
 

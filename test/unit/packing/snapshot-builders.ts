@@ -1,8 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { ClusterSnapshot, NodeGroup, SchedulingPod, SnapshotNode } from '../../../src/cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../../../src/cluster/snapshot.js';
 import type { Plan } from '../../../src/packing/plan.js';
 import { toSchedulingPod } from '../../../src/scheduling/pod-demand.js';
 import { parseResourceList } from '../../../src/scheduling/resources.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 
 export const ZONE = 'topology.kubernetes.io/zone';
 export const HOSTNAME = 'kubernetes.io/hostname';

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { SchedulingPod } from '../../../src/cluster/snapshot.js';
 import { toSchedulingPod } from '../../../src/scheduling/pod-demand.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 
 /** A small pod builder for predicate tests: `spec` is merged over one 100m container. */
 export function pod(name: string, spec: Partial<V1Pod['spec']> = {}, meta: Partial<V1Pod['metadata']> = {}): V1Pod {

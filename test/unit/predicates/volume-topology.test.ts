@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import type { VolumeTopology } from '../../../src/cluster/snapshot.js';
-import { topologyTermsMatch, volumeTopologyAllows, volumeTopologyReason } from '../../../src/scheduling/volume-topology.js';
+import { topologyTermsMatch, volumeTopologyAllows, volumeTopologyReason, type VolumeTopology } from '../../../src/scheduling/volume-topology.js';
 import { spod } from './pod-fixtures.js';
 
 const ZONE = 'topology.kubernetes.io/zone';

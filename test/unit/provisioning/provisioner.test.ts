@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import type { CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult } from '../../../src/capi/actuator.js';
-import { emptyClusterObjects, type ClusterObjects, type UnstructuredObject } from '../../../src/cluster/objects.js';
+import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';

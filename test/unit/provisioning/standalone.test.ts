@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { V1Node } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
-import { emptyClusterObjects, type UnstructuredObject } from '../../../src/cluster/objects.js';
+import { emptyClusterObjects } from '../../../src/cluster/objects.js';
 import { standaloneMachineName, withStandalonePools } from '../../../src/provisioning/standalone.js';
 import { enforceLimits } from '../../../src/provisioning/limits.js';
 

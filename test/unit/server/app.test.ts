@@ -1,8 +1,8 @@
 import { expect } from 'chai';
+import { startHeadroomServer } from '../../../src/cli/headroom-server.js';
 import { EXTENDER_MAX_BODY_BYTES } from '../../../src/extender/routes.js';
 import { ExtenderState } from '../../../src/extender/state.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
-import { startHeadroomServer } from '../../../src/server/headroom-server.js';
 import type { RunningServer } from '../../../src/server/listen.js';
 import { MUTATE_PODS_MAX_BODY_BYTES } from '../../../src/webhook/mutate-pods.js';
 

@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 import { expect } from 'chai';
 import { ExtenderState } from '../../../src/extender/state.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
-import { startHeadroomServer } from '../../../src/server/headroom-server.js';
+import { startHeadroomServer } from '../../../src/cli/headroom-server.js';
 import type { RunningServer } from '../../../src/server/listen.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies of varying shape

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { startHeadroomServer } from '../../../src/cli/headroom-server.js';
 import { ExtenderState } from '../../../src/extender/state.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
 import { withCaBundle } from '../../../src/server/ca-bundle.js';
-import { startHeadroomServer } from '../../../src/server/headroom-server.js';
 import { isLoopbackHost, type RunningServer } from '../../../src/server/listen.js';
 import { generateServingCert } from '../../../src/server/serving-cert.js';
 

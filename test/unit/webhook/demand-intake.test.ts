@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { SchedulingPod } from '../../../src/cluster/snapshot.js';
 import { DemandIntake, type DemandRecord } from '../../../src/provisioning/demand-intake.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 
 const rec = (i: number): DemandRecord => ({ source: 'webhook', observedAt: i, pod: { key: `ns/p${i}` } as SchedulingPod });
 

@@ -1,7 +1,7 @@
 import type { ScalableRef } from '../api/capacity-buffer.js';
-import type { KubeClient } from '../controller/kube-client.js';
-import { KubeApiError } from '../controller/kube-client.js';
-import type { ObservedScale } from './objects.js';
+import type { KubeClient } from './kube-client.js';
+import { KubeApiError } from './kube-client.js';
+import type { ObservedScale } from '../cluster/objects.js';
 
 /**
  * Reads the scale subresource of the objects CapacityBuffers' scalableRefs name when

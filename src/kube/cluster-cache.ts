@@ -1,17 +1,17 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { KubeClient } from '../controller/kube-client.js';
+import { CAPACITY_BUFFER_GROUP, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_VERSIONS } from '../api/capacity-buffer.js';
 import { CAPI_GROUP, type CapiVersion } from '../api/capi.js';
+import { NODEPOOL_GROUP, NODEPOOL_PLURAL, NODEPOOL_VERSION } from '../api/nodepool.js';
+import { PROVISIONING_REQUEST_PLURAL, PROVISIONING_REQUEST_VERSIONS } from '../api/provisioning-request.js';
+import type { ClusterObjects } from '../cluster/objects.js';
+import type { ObservedScale } from '../cluster/objects.js';
+import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import {
   type GroupDiscoverySpec, discoverCapiVersion, discoverResourceVersion,
   discoveryFilter, discoveryNamespace,
 } from './discovery.js';
 import { Informer, type InformerOptions, type ResourcePath } from './informer.js';
-import type { ClusterObjects } from './objects.js';
-import type { ClusterStateSource, StateChange } from './state.js';
-import { NODEPOOL_GROUP, NODEPOOL_PLURAL, NODEPOOL_VERSION } from '../api/nodepool.js';
-import { CAPACITY_BUFFER_GROUP, CAPACITY_BUFFER_PLURAL, CAPACITY_BUFFER_VERSIONS } from '../api/capacity-buffer.js';
-import { PROVISIONING_REQUEST_PLURAL, PROVISIONING_REQUEST_VERSIONS } from '../api/provisioning-request.js';
-import type { ObservedScale } from './objects.js';
+import type { KubeClient } from './kube-client.js';
 
 /**
  * The controller's view of the cluster: one Informer per watched resource, read

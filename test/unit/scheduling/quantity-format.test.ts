@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { formatInteger, formatMilliCpu, parseInteger, parseMilliCpu } from '../../../src/api/quantity.js';
+import { formatInteger, formatMilliCpu, parseInteger, parseMilliCpu } from '../../../src/scheduling/quantity.js';
 
 describe('quantity formatting', () => {
   it('formats millicores', () => {

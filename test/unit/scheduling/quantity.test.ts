@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseInteger, parseMilliCpu, parseQuantity, QuantityError } from '../../src/api/quantity.js';
+import { parseInteger, parseMilliCpu, parseQuantity, QuantityError } from '../../../src/scheduling/quantity.js';
 
 describe('quantity', () => {
   it('parses decimal and binary suffixes differently', () => {

@@ -2,10 +2,10 @@ import type { ExtenderState } from '../extender/state.js';
 import { extenderRoutes } from '../extender/routes.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
+import { createHandler } from '../server/app.js';
+import { listen, type RunningServer } from '../server/listen.js';
+import { readTlsDir, watchTlsDir, type TlsMaterial, type WatchOptions } from '../server/tls.js';
 import { mutatePodsRoute } from '../webhook/mutate-pods.js';
-import { createHandler } from './app.js';
-import { listen, type RunningServer } from './listen.js';
-import { readTlsDir, watchTlsDir, type TlsMaterial, type WatchOptions } from './tls.js';
 
 export interface HeadroomServerOptions {
   host: string;

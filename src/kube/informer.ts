@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { KubeApiError, type KubeClient } from '../controller/kube-client.js';
-import type { StateChange } from './state.js';
+import type { StateChange } from '../cluster/state.js';
+import { KubeApiError, type KubeClient } from './kube-client.js';
 
 /**
  * A list+watch cache of one resource (a reflector, in client-go's terms), written

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../../src/controller/kube-client.js';
-import { Informer } from '../../../src/cluster/informer.js';
+import { Informer } from '../../../src/kube/informer.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 
 /**
  * The informer's failure handling against a scripted fake apiserver: the real

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CAPI_GROUP, type CapiVersion } from '../api/capi.js';
-import { isNotFound, type KubeClient } from '../controller/kube-client.js';
+import { isNotFound, type KubeClient } from './kube-client.js';
 
 /**
  * API discovery (which cluster.x-k8s.io version is served; is a CRD installed)

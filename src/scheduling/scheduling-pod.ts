@@ -1,0 +1,33 @@
+import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type { HostPort } from './host-ports.js';
+import type { Resources } from './resources.js';
+
+/** The scheduling-relevant view of a pod. */
+export interface SchedulingPod {
+  /** `namespace/name` */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  /**
+   * Pods with the same equivalence key have identical scheduling constraints and
+   * requests (same owner template), so the solver places them as one class.
+   */
+  equivalenceKey: string;
+  /** `Kind/namespace/name` of the controlling owner, if any. */
+  owner?: string;
+  requests: Resources;
+  priority: number;
+  nodeSelector: Record<string, string>;
+  affinity?: V1Affinity;
+  tolerations: V1Toleration[];
+  topologySpreadConstraints: V1TopologySpreadConstraint[];
+  hostPorts: HostPort[];
+  /** Claim names (in the pod's namespace) of its persistentVolumeClaim volumes. */
+  claims: string[];
+  /** Set for bound pods. */
+  nodeName?: string;
+  /** True for pods that do not exist yet (forecasts, CapacityBuffers). */
+  predicted?: boolean;
+}
