@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { fits, podRequests } from '../../src/scheduling/resources.js';
+import { fits, podRequests } from '../../../src/scheduling/resources.js';
 
 function pod(spec: V1Pod['spec']): V1Pod {
   return { metadata: { name: 'p', namespace: 'default' }, spec };
