@@ -1,3 +1,6 @@
+// Over 400 lines: node, group, pod and volume translation plus the module-level memo of
+// the last build live together; splitting it by concept and moving the memo into a
+// SnapshotBuilder per loop is issue 11 step 4, not done yet.
 import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';

@@ -1,3 +1,5 @@
+// Over 400 lines: the composition root of `headroom controller` (informers, actuator,
+// loops, leader election, metrics, status writers); it wires, it does not decide.
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';

@@ -1,3 +1,6 @@
+// Over 400 lines: the disruption loop still parses NodePool settings and maps nodes to
+// Machines itself; issue 11 step 4 (branch "disrupt") moves that into the snapshot and
+// execution into its own folder.
 import type { V1Pod } from '@kubernetes/client-node';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import { NodePoolError, parseNodePool, type NodePoolDisruption } from '../api/nodepool.js';

@@ -1,3 +1,7 @@
+// Over 400 lines: the packer's mutable state still holds bins, topology counters
+// (spread, affinity), group room / pool limits and right-sizing in one class, because
+// they share the per-bin arrays on the hot path. Splitting it by concept (Karpenter's
+// scheduler layout) is issue 11 step 3, not done yet.
 import type { V1Taint } from '@kubernetes/client-node';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
 import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';

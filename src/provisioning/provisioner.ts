@@ -1,3 +1,6 @@
+// Over 400 lines: one loop with its safety rules (observe own writes, re-check limits,
+// leadership term, solve deadline, pod events) kept together so each rule is read next
+// to the write it guards.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
 import { buildSnapshot, type SnapshotIssue } from '../cluster/build-snapshot.js';

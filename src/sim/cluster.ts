@@ -1,3 +1,6 @@
+// Over 400 lines: SimCluster is still the simulator's object store, CAPI (scaling,
+// Machines, boot delays) and pending-pod queue in one class; splitting it into those
+// three is issue 11 step 5, not done yet.
 import type { KubernetesObject, V1CronJob, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type {
