@@ -50,6 +50,8 @@ Options:
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
   --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)
+  --profiling                    also serve /debug/profile/cpu?seconds=N (.cpuprofile) and
+                                 /debug/profile/heap (.heapsnapshot) on the metrics address (default off)
   --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
   --solver-priority P            idle (Linux SCHED_IDLE: the webhook and extender preempt solves at
                                  once; default), low (nice 10) or normal
@@ -98,6 +100,7 @@ export const controllerCommand: Command = {
     'cluster-name': { type: 'string' },
     'node-group-auto-discovery': { type: 'string', multiple: true },
     'dry-run': { type: 'boolean' },
+    profiling: { type: 'boolean' },
     'batch-idle-duration': { type: 'string' },
     'batch-max-duration': { type: 'string' },
     disruption: { type: 'string' },
@@ -125,6 +128,8 @@ export const controllerCommand: Command = {
     const solveDeadlineMs = positiveMs(values['solve-deadline'] as string | undefined, '--solve-deadline', DEFAULT_SOLVE_DEADLINE_MS);
     if (solveDeadlineMs < 1) throw new UsageError('controller: --solve-deadline must be at least 1 ms');
     const address = parseAddress((values['metrics-address'] as string | undefined) ?? '127.0.0.1:8080');
+    const profiling = values.profiling === true;
+    if (profiling && !address) throw new UsageError('controller: --profiling needs the metrics address (it is served there only)');
     let discovery;
     try {
       discovery = discoverySpecs({
@@ -203,7 +208,7 @@ export const controllerCommand: Command = {
     installLastResort({ log: (line) => console.error(`${new Date().toISOString()} ${line}`) });
     let server: RunningServer | undefined;
     if (address) {
-      server = await listen(createHandler({ ready: () => controller.ready(), live: () => controller.live(), routes: [] }), { ...address, tls: false });
+      server = await listen(createHandler({ ready: () => controller.ready(), live: () => controller.live(), routes: [], profiling }), { ...address, tls: false });
       console.log(`${new Date().toISOString()} metrics and health on ${server.url}`);
     }
     let extender: LiveExtenderState | undefined;

@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { HttpError } from './http-error.js';
 import { readJsonBody } from './json-body.js';
+import { mountProfiling, PROFILING_PATHS } from './profiling.js';
 import { httpRequestDuration, httpRequests, registry } from './metrics.js';
 
 /**
@@ -24,6 +25,8 @@ export interface AppOptions {
   routes: JsonRoute[];
   /** Where unexpected errors are reported; defaults to console.error. */
   logError?: (message: string) => void;
+  /** Serve /debug/profile/cpu and /debug/profile/heap (the metrics port only; off by default). */
+  profiling?: boolean;
 }
 
 const OTHER_ENDPOINT = 'other';
@@ -131,7 +134,7 @@ function createApp(opts: AppOptions): Express {
   app.set('etag', false);
   app.set('x-powered-by', false);
 
-  const endpoints = new Set(['/healthz', '/readyz', '/metrics', ...opts.routes.map((r) => r.path)]);
+  const endpoints = new Set(['/healthz', '/readyz', '/metrics', ...opts.routes.map((r) => r.path), ...(opts.profiling ? PROFILING_PATHS : [])]);
   app.use(observe(endpoints));
 
   app.get('/healthz', (_req, res) => {
@@ -145,6 +148,7 @@ function createApp(opts: AppOptions): Express {
   app.get('/metrics', async (_req, res) => {
     res.type(registry.contentType).send(await registry.metrics());
   });
+  if (opts.profiling) mountProfiling(app);
 
   // POSTs to the routes never get here (createHandler answers them); other methods do.
   for (const route of opts.routes) {

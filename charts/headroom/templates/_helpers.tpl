@@ -162,6 +162,9 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- if .Values.controller.dryRun }}
 - --dry-run
 {{- end }}
+{{- if .Values.controller.profiling }}
+- --profiling
+{{- end }}
 {{- if not .Values.controller.disruption }}
 - --disruption=false
 {{- end }}
