@@ -303,9 +303,11 @@ export class Disruptor {
     const orphans = this.orphanTaints(objects);
     // Nothing could be removed this pass: skip the snapshot and every decision (same outcome, far cheaper).
     if (orphans.length === 0 && !this.mayRemove(pools, now)) return done();
+    // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
+    const predicted = this.opts.extraPendingPods?.(objects);
     const snapshot = buildSnapshot(objects, {
       strict: false,
-      ...(this.opts.extraPendingPods ? { extraPendingPods: this.opts.extraPendingPods(objects) } : {}),
+      ...(predicted?.length ? { extraPendingPods: predicted } : {}),
     });
     if (orphans.length > 0) await this.untaintOrphans(snapshot, orphans);
     const disrupting = new Set(this.removing.keys());

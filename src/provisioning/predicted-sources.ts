@@ -8,7 +8,13 @@ import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
  */
 export type PredictedPodSource = (objects: ClusterObjects) => readonly SchedulingPod[];
 
-/** One source from several; the same `objects` value gives the same array (memoized). */
+const NONE: readonly SchedulingPod[] = Object.freeze([]);
+
+/**
+ * One source from several; the same `objects` value gives the same array (memoized),
+ * and a lone non-empty part (or nothing) is passed through as is, so downstream
+ * identity memos (buildSnapshot's) keep hitting.
+ */
 export function combinePredictedSources(sources: readonly PredictedPodSource[]): PredictedPodSource {
   if (sources.length === 1) return sources[0]!;
   const memo = new WeakMap<ClusterObjects, readonly SchedulingPod[]>();
@@ -16,7 +22,8 @@ export function combinePredictedSources(sources: readonly PredictedPodSource[]):
     const hit = memo.get(objects);
     if (hit) return hit;
     const parts = sources.map((s) => s(objects));
-    const out = parts.filter((p) => p.length > 0).length <= 1 ? parts.find((p) => p.length > 0) ?? [] : parts.flat();
+    const nonEmpty = parts.filter((p) => p.length > 0);
+    const out = nonEmpty.length === 0 ? NONE : nonEmpty.length === 1 ? nonEmpty[0]! : nonEmpty.flat();
     memo.set(objects, out);
     return out;
   };

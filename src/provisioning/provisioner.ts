@@ -343,7 +343,8 @@ export class Provisioner {
     const built = buildSnapshot(objects, {
       strict: false,
       onIssue: (i) => this.deps.onIssue?.(i),
-      ...(extraPendingPods ? { extraPendingPods } : {}),
+      // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
+      ...(extraPendingPods?.length ? { extraPendingPods } : {}),
     });
     const { snapshot, standalone } = withStandalonePools(built, objects);
     report.pendingPods = snapshot.pendingPods.length;

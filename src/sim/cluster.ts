@@ -79,6 +79,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionN
   private readonly pods = new Map<string, SimPod>();
   /** CronJob objects of the workload driver, as an informer would list them. */
   private readonly cronJobObjects = new Map<string, V1CronJob>();
+  private readonly deploymentObjects = new Map<string, KubernetesObject>();
   private readonly lanes = new Map<string, Lane>();
   /** Bound pods with required anti-affinity: they repel new pods symmetrically. */
   private readonly antiAffinityPods = new Set<SimPod>();
@@ -133,6 +134,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionN
       if (this.stale.has('machines')) c.machines = this.groups.flatMap((g) => g.machines.map((m) => m.object));
       if (this.stale.has('nodeGroups')) c.nodeGroups = this.groups.map((g) => this.groupObject(g));
       if (this.stale.has('cronJobs')) c.cronJobs = [...this.cronJobObjects.values()];
+      if (this.stale.has('deployments')) c.deployments = [...this.deploymentObjects.values()];
       this.cache = c;
       this.stale.clear();
     }
@@ -380,6 +382,20 @@ export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionN
   // ---- Workload objects -----------------------------------------------------
 
   /** Adds or replaces a CronJob object (the simulated CronJob controller keeps its status). */
+  /** The trace's CapacityBuffers and PodTemplates, present from the start and never changed. */
+  putCapacityObjects(capacityBuffers: UnstructuredObject[], podTemplates: KubernetesObject[]): void {
+    this.cache = { ...this.objects(), capacityBuffers, podTemplates };
+    this.changeCount++;
+  }
+
+  /** A Deployment object as the Deployment controller would keep it (spec.replicas current), for buffers' scalableRefs. */
+  putDeployment(object: KubernetesObject): void {
+    const key = `${object.metadata?.namespace}/${object.metadata?.name}`;
+    const type = this.deploymentObjects.has(key) ? 'MODIFIED' : 'ADDED';
+    this.deploymentObjects.set(key, object);
+    this.changed('deployments', type, object);
+  }
+
   putCronJob(object: V1CronJob): void {
     const key = `${object.metadata?.namespace}/${object.metadata?.name}`;
     const type = this.cronJobObjects.has(key) ? 'MODIFIED' : 'ADDED';

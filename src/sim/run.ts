@@ -49,6 +49,7 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
   const groups = opts.buildSnapshot({ ...emptyClusterObjects(), nodeGroups: trace.nodeGroups.map((g) => g.object) }).groups;
   const scheduler = new SimScheduler(Random.stream(opts.seed, 'kube-scheduler'));
   const cluster = new SimCluster({ traceGroups: trace.nodeGroups, groups, clock, metrics, scheduler, seed: opts.seed });
+  if (trace.capacityBuffers.length) cluster.putCapacityObjects(trace.capacityBuffers, trace.podTemplates);
   new WorkloadDriver(trace, cluster, clock, opts.seed).start();
 
   let touched = false;

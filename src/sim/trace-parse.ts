@@ -5,6 +5,7 @@ import {
 } from '../api/capacity-annotations.js';
 import { type NodeGroupView, parseNodeGroupObject } from '../api/capi.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
+import { CAPACITY_BUFFER_GROUP, parseCapacityBuffer } from '../api/capacity-buffer.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { parseQuantity } from '../scheduling/quantity.js';
 import { parseCron } from './cron.js';
@@ -85,7 +86,7 @@ class Validator {
 
   trace(doc: unknown): Trace {
     const o = this.obj(doc, '(top level)');
-    this.known(o, '', ['name', 'description', 'duration', 'nodeGroups', 'workloads']);
+    this.known(o, '', ['name', 'description', 'duration', 'nodeGroups', 'workloads', 'capacityBuffers', 'podTemplates']);
     const name = this.str(o.name, 'name');
     const duration = this.duration(o.duration, 'duration');
     if (duration <= 0 || duration > 31 * 86_400_000) this.fail('duration', 'must be between 1s and 31d');
@@ -104,7 +105,39 @@ class Validator {
       if (seen.has(id)) this.fail(`workloads[${i}].name`, `duplicate workload ${id}`);
       seen.add(id);
     });
-    return { name, description: o.description === undefined ? '' : this.str(o.description, 'description'), duration, nodeGroups, workloads };
+    const capacityBuffers = o.capacityBuffers === undefined ? [] : this.arr(o.capacityBuffers, 'capacityBuffers').map((b, i) => this.capacityBuffer(b, `capacityBuffers[${i}]`));
+    const podTemplates = o.podTemplates === undefined ? [] : this.arr(o.podTemplates, 'podTemplates').map((t, i) => this.podTemplate(t, `podTemplates[${i}]`));
+    return {
+      name, description: o.description === undefined ? '' : this.str(o.description, 'description'), duration, nodeGroups, workloads, capacityBuffers, podTemplates,
+    };
+  }
+
+  /** A CapacityBuffer object, checked by the controller's own parser (same one-line messages). */
+  capacityBuffer(x: unknown, path: string): UnstructuredObject {
+    const o = this.obj(x, path);
+    if (o.kind !== 'CapacityBuffer' || typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith(`${CAPACITY_BUFFER_GROUP}/`)) {
+      this.fail(path, `must be a CapacityBuffer (apiVersion ${CAPACITY_BUFFER_GROUP}/v1beta1 or v1alpha1)`);
+    }
+    const meta = this.obj(o.metadata, `${path}.metadata`);
+    this.name(meta.name, `${path}.metadata.name`);
+    if (meta.namespace === undefined) meta.namespace = 'default';
+    try {
+      parseCapacityBuffer(o as UnstructuredObject);
+    } catch (err) {
+      if (err instanceof ObjectValidationError) this.fail(path, err.message);
+      throw err;
+    }
+    return o as UnstructuredObject;
+  }
+
+  podTemplate(x: unknown, path: string): UnstructuredObject {
+    const o = this.obj(x, path);
+    if (o.kind !== 'PodTemplate' || o.apiVersion !== 'v1') this.fail(path, 'must be a v1 PodTemplate');
+    const meta = this.obj(o.metadata, `${path}.metadata`);
+    this.name(meta.name, `${path}.metadata.name`);
+    if (meta.namespace === undefined) meta.namespace = 'default';
+    this.template(o.template, `${path}.template`);
+    return o as UnstructuredObject;
   }
 
   nodeGroup(x: unknown, path: string): TraceNodeGroup {

@@ -13,6 +13,13 @@ export interface Trace {
   duration: number;
   nodeGroups: TraceNodeGroup[];
   workloads: Workload[];
+  /**
+   * SIG Autoscaling CapacityBuffers (any served version), kept by Headroom's policy as
+   * the controller keeps them; a scalableRef may name a Deployment workload of the trace.
+   */
+  capacityBuffers: UnstructuredObject[];
+  /** PodTemplates the buffers' podTemplateRef name. */
+  podTemplates: UnstructuredObject[];
 }
 
 export interface TraceNodeGroup {

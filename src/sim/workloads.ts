@@ -1,4 +1,4 @@
-import type { V1CronJob, V1OwnerReference, V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { KubernetesObject, V1CronJob, V1OwnerReference, V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { SimCluster } from './cluster.js';
 import { cronTimes, parseCron } from './cron.js';
 import type { PodOwner, SimPod } from './model.js';
@@ -35,7 +35,7 @@ export class WorkloadDriver {
   }
 
   private deployment(w: DeploymentWorkload, start: number): void {
-    const ctl = new DeploymentController(this.cluster, this.clock, w, this.seed);
+    const ctl = new DeploymentController(this.cluster, this.clock, w, this.seed, this.trace.capacityBuffers.length > 0);
     const steps = replicaSteps(w.replicas, this.trace.duration, this.seed, `replicas/${w.namespace}/${w.name}`);
     for (const [at, replicas] of steps) this.clock.at(start + at, () => ctl.scale(replicas));
   }
@@ -125,7 +125,10 @@ class DeploymentController implements PodOwner {
   private readonly owner: V1OwnerReference;
   private readonly lifetimes?: Sampler;
 
-  constructor(private readonly cluster: SimCluster, private readonly clock: VirtualClock, private readonly w: DeploymentWorkload, seed: number) {
+  constructor(
+    private readonly cluster: SimCluster, private readonly clock: VirtualClock, private readonly w: DeploymentWorkload, seed: number,
+    private readonly publish = false,
+  ) {
     // Named <deployment>-<pod-template-hash>, and its pods labelled with the hash, as the Deployment controller does.
     const rs = `${w.name}-${POD_TEMPLATE_HASH}`;
     this.owner = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs, uid: `uid-rs-${w.namespace}-${rs}`, controller: true };
@@ -135,6 +138,12 @@ class DeploymentController implements PodOwner {
   scale(n: number): void {
     this.desired = n;
     this.reconcile();
+    // The Deployment object, as a CapacityBuffer's scalableRef reads it (only traces with buffers publish it).
+    if (this.publish) this.cluster.putDeployment({
+      apiVersion: 'apps/v1', kind: 'Deployment',
+      metadata: { name: this.w.name, namespace: this.w.namespace, uid: `uid-deployment-${this.w.namespace}-${this.w.name}` },
+      spec: { replicas: n, selector: { matchLabels: this.w.template.metadata?.labels ?? {} }, template: this.w.template },
+    } as KubernetesObject);
   }
 
   private reconcile(): void {

@@ -5,6 +5,8 @@ import { predictionInput } from '../../prediction/cluster-input.js';
 import { type PredictionDecision, evaluatePrediction } from '../../prediction/predictor.js';
 import { type PredictionSettings } from '../../prediction/settings.js';
 import { type PredictionState, emptyPredictionState } from '../../prediction/state.js';
+import { capacityBufferPods } from '../../provisioning/capacity-buffers.js';
+import { combinePredictedSources } from '../../provisioning/predicted-sources.js';
 import { Provisioner, type ProvisionerOptions } from '../../provisioning/provisioner.js';
 import type { SchedulingPod } from '../../scheduling/scheduling-pod.js';
 import type { ForecastSample, PolicyContext, PolicyFactory } from '../policy.js';
@@ -46,7 +48,8 @@ export const SIM_PREDICTION: HeadroomPredictionOptions = { settings: { enabled: 
 export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
   return (ctx: PolicyContext) => {
     let predicted: readonly SchedulingPod[] = [];
-    const extra = opts.prediction ? { extraPendingPods: () => predicted } : {};
+    // As the controller: CapacityBuffers' chunks and the forecast, through one seam.
+    const extra = { extraPendingPods: combinePredictedSources([capacityBufferPods, () => predicted]) };
     const deps = { state: ctx.cluster, actuator: ctx.cluster, clock: ctx.clock, solve: opts.solve };
     const provisioner = new Provisioner(deps, { ...opts.provisioner, ...extra });
     provisioner.start();

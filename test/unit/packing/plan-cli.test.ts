@@ -123,6 +123,25 @@ describe('headroom plan', function () {
     }
   });
 
+  it('plans CapacityBuffers and ProvisioningRequests with what they reference, as the controller would', () => {
+    const r = headroom(['plan', '-f', 'test/fixtures/capacity-apis.yaml', '-o', 'json']);
+    expect(r.code, r.stderr).to.equal(0);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out)).to.deep.equal(['scaleUps', 'placements', 'unschedulable', 'cost', 'capacityBuffers', 'provisioningRequests']);
+    // Two 3-CPU pods of the atomic request, one per 4-CPU node; the buffer's two 1-CPU
+    // chunks (20% of 10 replicas) fill the rest; the check-capacity request scales nothing.
+    expect(out.scaleUps).to.deep.equal([{ kind: 'MachineDeployment', namespace: 'capi', name: 'md', from: 0, to: 2 }]);
+    expect(out.unschedulable).to.deep.equal([]);
+    expect(out.capacityBuffers).to.deep.equal([
+      { namespace: 'apps', name: 'web-spare', chunks: 2 },
+      { namespace: 'apps', name: 'broken', chunks: 0, problem: 'podTemplateRef: PodTemplate apps/does-not-exist not found' },
+    ]);
+    const provisioned = (name: string) => out.provisioningRequests.find((p: { name: string }) => p.name === name).conditions.find((c: { type: string }) => c.type === 'Provisioned');
+    expect(provisioned('train')).to.include({ status: 'True', reason: 'CapacityIsProvisioned' });
+    expect(provisioned('check')).to.include({ status: 'False', reason: 'CapacityIsNotFound' });
+    expect(r.stderr.trim().split('\n')).to.deep.equal(['headroom: warning: CapacityBuffer apps/broken: podTemplateRef: PodTemplate apps/does-not-exist not found']);
+  });
+
   it('rejects a missing -f and an unknown output format with a usage error', () => {
     expect(headroom(['plan']).code).to.equal(2);
     const r = headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'xml']);

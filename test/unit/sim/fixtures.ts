@@ -42,6 +42,6 @@ export function podTemplate(app: string, cpu: string, memory: string, spec: Reco
   };
 }
 
-export function trace(name: string, duration: string, nodeGroups: Record<string, unknown>[], workloads: Record<string, unknown>[]): Trace {
-  return parseTrace(stringify({ name, duration, nodeGroups, workloads }), name);
+export function trace(name: string, duration: string, nodeGroups: Record<string, unknown>[], workloads: Record<string, unknown>[], extra: Record<string, unknown> = {}): Trace {
+  return parseTrace(stringify({ name, duration, nodeGroups, workloads, ...extra }), name);
 }
