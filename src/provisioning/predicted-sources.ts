@@ -11,20 +11,14 @@ export type PredictedPodSource = (objects: ClusterObjects) => readonly Schedulin
 const NONE: readonly SchedulingPod[] = Object.freeze([]);
 
 /**
- * One source from several; the same `objects` value gives the same array (memoized),
- * and a lone non-empty part (or nothing) is passed through as is, so downstream
- * identity memos (buildSnapshot's) keep hitting.
+ * One source from several, asked every time (a source may also depend on state of its
+ * own, as a forecast does; each memoizes itself). A lone non-empty part, or nothing,
+ * is passed through as is.
  */
 export function combinePredictedSources(sources: readonly PredictedPodSource[]): PredictedPodSource {
   if (sources.length === 1) return sources[0]!;
-  const memo = new WeakMap<ClusterObjects, readonly SchedulingPod[]>();
   return (objects) => {
-    const hit = memo.get(objects);
-    if (hit) return hit;
-    const parts = sources.map((s) => s(objects));
-    const nonEmpty = parts.filter((p) => p.length > 0);
-    const out = nonEmpty.length === 0 ? NONE : nonEmpty.length === 1 ? nonEmpty[0]! : nonEmpty.flat();
-    memo.set(objects, out);
-    return out;
+    const nonEmpty = sources.map((s) => s(objects)).filter((p) => p.length > 0);
+    return nonEmpty.length === 0 ? NONE : nonEmpty.length === 1 ? nonEmpty[0]! : nonEmpty.flat();
   };
 }
