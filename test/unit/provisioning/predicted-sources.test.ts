@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { emptyClusterObjects } from '../../../src/cluster/objects.js';
-import type { SchedulingPod } from '../../../src/cluster/snapshot.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
 import { combinePredictedSources } from '../../../src/provisioning/predicted-sources.js';
 
 describe('predicted pod sources', () => {
