@@ -1,3 +1,4 @@
+import type { Log } from '../api/log.js';
 import { CAPI_GROUP, DELETE_MACHINE_ANNOTATION, type CapiVersion, parseNodeGroupObject } from '../api/capi.js';
 import { parseScalingBounds, type ScalingBounds } from '../api/capacity-annotations.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, NODEPOOL_PLURAL, parseNodePool } from '../api/nodepool.js';
@@ -35,7 +36,7 @@ export interface KubeActuatorOptions {
   maxPodEvents?: number;
   /** Retries on 409. Default 8. */
   maxConflictRetries?: number;
-  log?: (msg: string) => void;
+  log?: Log;
 }
 
 interface GroupState {
@@ -47,7 +48,7 @@ interface GroupState {
 export class NotManagedError extends Error {}
 
 export class KubeActuator implements CapiActuator {
-  private readonly log: (msg: string) => void;
+  private readonly log: Log;
   private readonly resourceCache: Map<string, string>;
   /** Writes to CAPI objects (scale, annotate, create, delete) by operation: the "API writes per scale-up" numerator. */
   readonly capiWrites: { scale: number; annotate: number; create: number; delete: number; conflicts: number };
@@ -121,7 +122,7 @@ export class KubeActuator implements CapiActuator {
       const verb = target > g.replicas ? 'ScaleUp' : 'ScaleDown';
       const note = `replicas ${g.replicas} -> ${target}${target !== to ? ` (asked ${from} -> ${to}; bounds [${g.bounds.minSize}, ${g.bounds.maxSize}])` : ''}: ${reason}`;
       if (this.opts.dryRun) {
-        this.log(`dry run: would scale ${groupId(group)} ${note}`);
+        this.log(`dry run: would scale ${groupId(group)} ${note}`, group);
         this.event(g.obj, { type: 'Normal', reason: `DryRun${verb}`, action: verb, note: `dry run: ${note}` });
         return { replicas: target, written: false };
       }
@@ -134,7 +135,7 @@ export class KubeActuator implements CapiActuator {
         }
         throw err;
       }
-      this.log(`scaled ${groupId(group)} ${note}`);
+      this.log(`scaled ${groupId(group)} ${note}`, group);
       this.event(g.obj, { type: 'Normal', reason: verb === 'ScaleUp' ? 'ScaledUp' : 'ScaledDown', action: verb, note });
       return { replicas: target, written: true };
     }
@@ -151,12 +152,12 @@ export class KubeActuator implements CapiActuator {
   async deleteMachine(group: NodeGroupRef, machine: MachineRef, reason: string): Promise<ScaleResult> {
     let g = await this.readGroup(group);
     if (g.replicas - 1 < g.bounds.minSize) {
-      this.log(`not removing ${machine.namespace}/${machine.name}: ${groupId(group)} is at min size ${g.bounds.minSize}`);
+      this.log(`not removing ${machine.namespace}/${machine.name}: ${groupId(group)} is at min size ${g.bounds.minSize}`, { kind: 'Machine', ...machine });
       return { replicas: g.replicas, written: false };
     }
     const note = `removing Machine ${machine.name}${machine.nodeName ? ` (node ${machine.nodeName})` : ''}: replicas ${g.replicas} -> ${g.replicas - 1}: ${reason}`;
     if (this.opts.dryRun) {
-      this.log(`dry run: would ${note}`);
+      this.log(`dry run: would ${note}`, { kind: 'Machine', ...machine });
       this.event(g.obj, { type: 'Normal', reason: 'DryRunScaleDown', action: 'ScaleDown', note: `dry run: ${note}` });
       return { replicas: g.replicas - 1, written: false };
     }
@@ -179,10 +180,10 @@ export class KubeActuator implements CapiActuator {
       }
     } catch (err) {
       // Roll the mark back so CAPI does not pick this machine for an unrelated scale-down.
-      await this.annotateMachine(machine, null).catch((e) => this.log(`rolling back ${DELETE_MACHINE_ANNOTATION} on ${machine.name} failed: ${(e as Error).message}`));
+      await this.annotateMachine(machine, null).catch((e) => this.log(`rolling back ${DELETE_MACHINE_ANNOTATION} on ${machine.name} failed: ${(e as Error).message}`, { kind: 'Machine', ...machine }));
       throw err;
     }
-    this.log(note);
+    this.log(note, { kind: 'Machine', ...machine });
     this.event(g.obj, { type: 'Normal', reason: 'ScaledDown', action: 'ScaleDown', note });
     return { replicas: g.replicas - 1, written: true };
   }
@@ -216,7 +217,7 @@ export class KubeActuator implements CapiActuator {
     const machine = standaloneMachine(this.opts.capiVersion, name, { name: pool.name, uid: poolObj.metadata?.uid ?? '' }, tpl);
     const poolEvent = (spec: EventSpec) => this.event({ ...poolObj, apiVersion: NODEPOOL_API_VERSION, kind: NODEPOOL_KIND }, spec);
     if (this.opts.dryRun) {
-      this.log(`dry run: would create Machine ${tpl.namespace}/${name} for NodePool ${pool.name}: ${request.reason}`);
+      this.log(`dry run: would create Machine ${tpl.namespace}/${name} for NodePool ${pool.name}: ${request.reason}`, { kind: 'Machine', namespace: tpl.namespace, name });
       poolEvent({ type: 'Normal', reason: 'DryRunCreateMachine', action: 'CreateMachine', note: `dry run: would create Machine ${name}: ${request.reason}` });
       return name;
     }
@@ -227,7 +228,7 @@ export class KubeActuator implements CapiActuator {
     } catch (err) {
       if (!isConflict(err)) throw err;
       // AlreadyExists: this decision was carried out already (a retry, or another writer on the same view).
-      this.log(`Machine ${tpl.namespace}/${name} for NodePool ${pool.name} already exists: not created again`);
+      this.log(`Machine ${tpl.namespace}/${name} for NodePool ${pool.name} already exists: not created again`, { kind: 'Machine', namespace: tpl.namespace, name });
       return name;
     }
     const owner = { apiVersion: `${CAPI_GROUP}/${this.opts.capiVersion}`, kind: 'Machine', name, uid: created.metadata?.uid ?? '' };
@@ -245,7 +246,7 @@ export class KubeActuator implements CapiActuator {
       throw err;
     }
     const note = `created Machine ${name} for NodePool ${pool.name}: ${request.reason}`;
-    this.log(note);
+    this.log(note, { kind: 'Machine', namespace: tpl.namespace, name });
     poolEvent({ type: 'Normal', reason: 'CreatedMachine', action: 'CreateMachine', note });
     this.event(created, { type: 'Normal', reason: 'Created', action: 'CreateMachine', note });
     return name;
@@ -262,7 +263,7 @@ export class KubeActuator implements CapiActuator {
     }
     if (!obj.metadata?.labels?.[NODEPOOL_LABEL]) throw new Error(`Machine ${machine.namespace}/${machine.name} was not created by Headroom (no ${NODEPOOL_LABEL} label)`);
     if (this.opts.dryRun) {
-      this.log(`dry run: would delete Machine ${machine.namespace}/${machine.name}: ${reason}`);
+      this.log(`dry run: would delete Machine ${machine.namespace}/${machine.name}: ${reason}`, { kind: 'Machine', ...machine });
       return;
     }
     this.capiWrites.delete++;

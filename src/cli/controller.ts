@@ -14,6 +14,8 @@ import { listen, type RunningServer } from '../server/listen.js';
 import { registry } from '../server/metrics.js';
 import { parseDuration } from '../api/nodepool.js';
 import { type Command, CliError, UsageError } from './command.js';
+import { createLogger, logTo } from './logger.js';
+import { parseLogOptions } from './log-options.js';
 
 const DEFAULT_PREDICTION_STATE = 'headroom-prediction';
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -50,6 +52,8 @@ Options:
   --leader-election-namespace NS namespace of the Lease (default: $POD_NAMESPACE or default)
   --leader-election-id NAME      name of the Lease (default headroom-controller)
   --metrics-address HOST:PORT    /metrics, /healthz, /readyz over plain HTTP (default 127.0.0.1:8080; "0" disables)
+  --log-level LEVEL              trace, debug, info (default), warn, error, fatal or silent
+  --log-format FORMAT            json (default: one JSON object per line, for log collectors) or text
   --profiling                    also serve /debug/profile/cpu?seconds=N (.cpuprofile) and
                                  /debug/profile/heap (.heapsnapshot) on the metrics address (default off)
   --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
@@ -101,6 +105,8 @@ export const controllerCommand: Command = {
     'node-group-auto-discovery': { type: 'string', multiple: true },
     'dry-run': { type: 'boolean' },
     profiling: { type: 'boolean' },
+    'log-level': { type: 'string' },
+    'log-format': { type: 'string' },
     'batch-idle-duration': { type: 'string' },
     'batch-max-duration': { type: 'string' },
     disruption: { type: 'string' },
@@ -121,6 +127,9 @@ export const controllerCommand: Command = {
     'tls-dir': { type: 'string' },
   },
   async run(values) {
+    const logger = createLogger(parseLogOptions(values, 'controller', 'json'));
+    const log = logTo(logger);
+    const logError = logTo(logger, 'error');
     const idleMs = positiveMs(values['batch-idle-duration'] as string | undefined, '--batch-idle-duration', DEFAULT_BATCH.idleMs);
     const maxMs = positiveMs(values['batch-max-duration'] as string | undefined, '--batch-max-duration', Math.max(DEFAULT_BATCH.maxMs, idleMs));
     const bookingMs = positiveMs(values['provisioning-request-booking-duration'] as string | undefined, '--provisioning-request-booking-duration', 600_000);
@@ -178,6 +187,7 @@ export const controllerCommand: Command = {
     const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined, { priority: priorityRaw as SolverPriority });
     const stateNamespace = (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default';
     const controller = new Controller({
+      log,
       workload, ...(management ? { management } : {}),
       discovery,
       // On the pool a solve past its deadline is terminated with its worker, and the
@@ -205,18 +215,18 @@ export const controllerCommand: Command = {
       } : {}),
     });
     // From here on the process serves: an error nothing caught is logged and counted, not fatal (ADR 0043).
-    installLastResort({ log: (line) => console.error(`${new Date().toISOString()} ${line}`) });
+    installLastResort({ log: (line) => logError(line) });
     let server: RunningServer | undefined;
     if (address) {
-      server = await listen(createHandler({ ready: () => controller.ready(), live: () => controller.live(), routes: [], profiling }), { ...address, tls: false });
-      console.log(`${new Date().toISOString()} metrics and health on ${server.url}`);
+      server = await listen(createHandler({ ready: () => controller.ready(), live: () => controller.live(), routes: [], profiling, logError }), { ...address, tls: false });
+      log(`metrics and health on ${server.url}`);
     }
     let extender: LiveExtenderState | undefined;
     let webhookServer: RunningServer | undefined;
     let stopping: Promise<void> | undefined;
     const done = new Promise<number>((resolve) => {
       const shutdown = (signal: string) => {
-        console.log(`${new Date().toISOString()} ${signal}: shutting down`);
+        log(`${signal}: shutting down`);
         stopping ??= (async () => {
           extender?.stop();
           await webhookServer?.close();
@@ -232,14 +242,14 @@ export const controllerCommand: Command = {
     try {
       if (webhook && intake) {
         extender = new LiveExtenderState(
-          controller.cache, 250, (err) => console.error(`extender state: ${(err as Error).message}`),
+          controller.cache, 250, (err) => logError(`extender state: ${(err as Error).message}`),
           () => controller.disruptor?.disrupting() ?? new Map<string, string>(),
         );
         webhookServer = await startHeadroomServer({
-          ...webhook, tls: { dir: tlsDir!, watch: { onError: (m: string) => console.error(m) } },
+          ...webhook, tls: { dir: tlsDir!, watch: { onError: (m: string) => logError(m) } }, logError,
           state: () => extender!.get(), intake, clock: systemClock, ready: () => controller.ready(),
         });
-        console.log(`${new Date().toISOString()} webhook and extender on ${webhookServer.url}`);
+        log(`webhook and extender on ${webhookServer.url}`);
       }
       await controller.start();
       extender?.start();

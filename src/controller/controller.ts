@@ -1,5 +1,6 @@
 // Over 400 lines: the composition root of `headroom controller` (informers, actuator,
 // loops, leader election, metrics, status writers); it wires, it does not decide.
+import type { Log } from '../api/log.js';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
@@ -84,7 +85,7 @@ export interface ControllerOptions {
    * spec.prediction.enabled, hold capacity for the forecast. Absent = off.
    */
   prediction?: PredictionOptions;
-  log?: (msg: string) => void;
+  log?: Log;
   /** How long a Provisioned ProvisioningRequest's capacity is held for its pods. Default 10 min. */
   provisioningRequestBookingMs?: number;
   /** How often the leader refreshes CapacityBuffer and ProvisioningRequest status. Default 5 s. */
@@ -130,7 +131,7 @@ export class Controller {
   /** The current term's start (waits for the previous term's stop), and the last term's stop. */
   private starting: Promise<void> = Promise.resolve();
   private stopping: Promise<void> = Promise.resolve();
-  private readonly log: (msg: string) => void;
+  private readonly log: Log;
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.log ?? ((m) => console.log(`${new Date().toISOString()} ${m}`));

@@ -148,6 +148,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- define "headroom.controllerArgs" -}}
 - controller
 - --metrics-address=0.0.0.0:{{ .Values.metrics.port }}
+- --log-level={{ .Values.logLevel }}
 {{- if .Values.controller.leaderElect }}
 - --leader-elect
 - --leader-election-namespace=$(POD_NAMESPACE)
