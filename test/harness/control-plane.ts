@@ -53,7 +53,9 @@
  *  startControlPlane(opts?: ControlPlaneOptions): Promise<ControlPlane>
  *      Your own, private control plane (you must `stop()` it). Options: scheduler,
  *      controllerManager, kwok (booleans, default false), crds (CAPI, default true),
- *      ownCrds (default = crds), extraCrdDirs, apiServerArgs, startTimeoutMs.
+ *      ownCrds (default = crds), extraCrdDirs, apiServerArgs, startTimeoutMs,
+ *      clusterApi (true or ClusterApiOptions: the real CAPI core manager, all its CRDs
+ *      and the kwok provider's, webhooks wired; see cluster-api.ts, kwok-provider.ts).
  *  ControlPlane
  *    .server            https://127.0.0.1:<port>
  *    .kubeconfigPath    admin kubeconfig file (client cert CN=admin, O=system:masters)
@@ -69,6 +71,7 @@
  *        give no profiles. Pods opt in with `spec.schedulerName`. Stop it with
  *        `component.stop()` when your test is done (or it goes with the control plane).
  *    .startControllerManager({ controllers? }) / .startKwok(): Promise<Component>
+ *    .startClusterApi({ namespace?, featureGates?, args? }): Promise<Component>  (one per plane)
  *    .stop()            kills every component (process groups), removes the temp dir.
  *  Component: { name, pid, logFile, running, stop() }
  *
@@ -77,6 +80,9 @@
  *                      drainTimeoutMs?, defaultCapacity? }) -> .stop({ keepNodes? }), .reconcileOnce(),
  *                      .lastError; fixtureNodeSelector({ namespace?, kind?, name? }) selects its
  *                      Nodes. Plays CAPI + infra provider + kubelet (details at the top of the file).
+ *  kwok-provider.ts    KwokProvider.start({ kubeConfig, namespace?, bootDelayMs?, ... }) ->
+ *                      .createCluster(name), .failMachine(name), .neverBoot(name), .stop();
+ *                      kwokNodeSelector({ namespace? }). The cloud of the real CAPI manager.
  *  namespace.ts        createTestNamespace(kc, prefix) / deleteTestNamespace(kc, name)
  *  wait.ts             eventually(what, probe, { timeoutMs?, intervalMs? }), waitForReadyNodes(kc,
  *                      labelSelector, count, timeoutMs?), isNodeReady(node)

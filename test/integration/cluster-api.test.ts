@@ -328,6 +328,42 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     }
   });
 
+  it('the kwok provider fails a Machine or never boots one when told: CAPI keeps them unprovisioned, with no Node', async function () {
+    this.timeout(180_000);
+    const s = await scenario('capi-fail', 200);
+    try {
+      await s.template('small', { capacity: { cpu: '2', memory: '4Gi' } });
+      for (const [name, outcome] of [['fails', 'Fail'], ['hangs', 'NeverBoot'], ['boots', 'Boot']] as const) {
+        await s.machineDeployment(name, { replicas: 1, min: 0, max: 2, template: 'small' });
+        // Template annotations reach every Machine the MachineSet creates.
+        await kubeRequest(kc, 'PATCH', s.capi('machinedeployments', name), { spec: { template: { metadata: { annotations: { 'kwok.headroom.dev/outcome': outcome } } } } });
+      }
+      const byDeployment = async () => {
+        const ms = await s.machines();
+        return new Map(ms.map((m) => [m.metadata?.labels?.['cluster.x-k8s.io/deployment-name'], m]));
+      };
+      await eventually('the booting MachineDeployment has its Node', async () => Boolean(nodeRefOf((await byDeployment()).get('boots') ?? {})), { timeoutMs: 90_000 });
+      const failed = await eventually('the failing KwokMachine reports ProvisioningFailed', async () => {
+        const m = (await byDeployment()).get('fails');
+        if (!m || m.metadata?.annotations?.['kwok.headroom.dev/outcome'] !== 'Fail') return false;
+        const infra = await kubeRequest<UnstructuredObject>(kc, 'GET', `/apis/${INFRA}/namespaces/${s.ns}/kwokmachines/${m.metadata!.name}`);
+        const ready = ((infra.status?.conditions ?? []) as Array<{ type: string; status: string; reason: string }>).find((c) => c.type === 'Ready');
+        return ready?.reason === 'ProvisioningFailed' ? m : false;
+      }, { timeoutMs: 60_000 });
+      await new Promise((r) => setTimeout(r, 2000));
+      const now = await byDeployment();
+      for (const name of ['fails', 'hangs']) {
+        const m = now.get(name)!;
+        expect(nodeRefOf(m), name).to.equal(undefined);
+        expect((m.status as { initialization?: { infrastructureProvisioned?: boolean } }).initialization?.infrastructureProvisioned, name).to.not.equal(true);
+      }
+      expect(failed.metadata?.name).to.equal(now.get('fails')!.metadata?.name);
+      expect((await s.nodes()).map((n) => n.metadata?.name)).to.deep.equal([nodeRefOf(now.get('boots')!)]);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
   it('rollout: Headroom scales a MachineDeployment during CAPI\'s rolling update; they do not fight, replicas stay within bounds and surge', async function () {
     this.timeout(300_000);
     const s = await scenario('capi-roll', 1500);
