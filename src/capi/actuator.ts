@@ -82,4 +82,6 @@ export interface CapiActuator {
    * forget; implementations may cap how many pods get one, to bound writes).
    */
   notifyPods?(pods: readonly PodRef[], event: PodEvent): void;
+  /** Optional: records an event on a node group (why it was not scaled, say); fire and forget. */
+  notifyGroup?(group: NodeGroupRef, event: PodEvent): void;
 }

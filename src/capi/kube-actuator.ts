@@ -273,6 +273,11 @@ export class KubeActuator implements CapiActuator {
     this.event(obj, { type: 'Normal', reason: 'Deleting', action: 'DeleteMachine', note: reason });
   }
 
+  notifyGroup(group: NodeGroupRef, spec: EventSpec): void {
+    if (!this.opts.events) return;
+    void this.opts.events.emit({ apiVersion: `${CAPI_GROUP}/${this.opts.capiVersion}`, kind: group.kind, namespace: group.namespace, name: group.name }, spec);
+  }
+
   notifyPods(pods: readonly PodRef[], spec: EventSpec): void {
     if (!this.opts.podEvents) return;
     for (const p of pods.slice(0, this.opts.maxPodEvents ?? 20)) {

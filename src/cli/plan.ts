@@ -14,6 +14,7 @@ import { predictionInput } from '../prediction/cluster-input.js';
 import { evaluatePrediction } from '../prediction/predictor.js';
 import { emptyPredictionState } from '../prediction/state.js';
 import { QuantityError } from '../scheduling/quantity.js';
+import { holdCapacity, pausedGroups } from '../provisioning/provision-failures.js';
 import { type Command, CliError, UsageError } from './command.js';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
@@ -55,6 +56,8 @@ export interface PlanResult {
   provisioningRequests: RequestDecision[];
   /** Keys of the forecast's predicted pods in the plan, listed apart from real pods. */
   predicted: ReadonlySet<string>;
+  /** Groups the controller would not scale up (paused), with why. */
+  held: Array<{ group: string; reason: string }>;
 }
 
 /**
@@ -83,9 +86,13 @@ export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (
       onIssue: (i) => { if (i.severity === 'warning') onWarning?.(i.message); },
       ...(extraPendingPods.length ? { extraPendingPods } : {}),
     });
+    // As the controller: paused groups cannot grow, long-NotReady nodes take no pods.
+    const held = pausedGroups(objects);
+    const snapshot = holdCapacity(withStandalonePools(built, objects).snapshot, held, objects, now);
     return {
-      plan: solve(withStandalonePools(built, objects).snapshot), capacityBuffers, provisioningRequests,
+      plan: solve(snapshot), capacityBuffers, provisioningRequests,
       predicted: new Set(forecast.map((p) => p.key)),
+      held: [...held].map(([group, reason]) => ({ group, reason })),
     };
   } catch (err) {
     if (err instanceof LoadError || err instanceof ObjectValidationError || err instanceof NodePoolError || err instanceof QuantityError) {
@@ -127,6 +134,7 @@ export function planJson(result: PlanResult): string {
         unschedulable: plan.unschedulable.filter((u) => predicted.has(u.pod)).map((u) => ({ pod: u.pod, reason: u.reason })),
       },
     } : {}),
+    ...(result.held.length ? { notScaled: result.held } : {}),
   };
   return JSON.stringify(out, null, 2);
 }
@@ -179,6 +187,10 @@ export function planText(result: PlanResult): string {
     lines.push(...table([['REQUEST', 'CONDITION', 'REASON', 'MESSAGE'], ...result.provisioningRequests.flatMap((d) => d.set.map((c) => [
       `${d.namespace}/${d.name}`, `${c.type}=${c.status}`, c.reason, c.message,
     ]))]));
+  }
+  if (result.held.length) {
+    lines.push('', `Not scaled: ${result.held.length} group(s)`);
+    lines.push(...table([['GROUP', 'REASON'], ...result.held.map((h) => [h.group, h.reason])]));
   }
   return lines.join('\n');
 }

@@ -21,7 +21,7 @@ import { CapacityBufferStatusWriter } from './capacity-buffer-status.js';
 import { ProvisioningRequestWriter } from './provisioning-request-status.js';
 import { systemClock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
-import { Provisioner, type CycleReport, type SolveFn } from '../provisioning/provisioner.js';
+import { Provisioner, type CycleReport, type ProvisionerOptions, type SolveFn } from '../provisioning/provisioner.js';
 import { KubeDisruptionNodes } from './kube-disruption-nodes.js';
 import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
@@ -62,6 +62,8 @@ export interface ControllerOptions {
   fallbackSolve?: SolveFn;
   /** See ProvisionerOptions.solveDeadlineMs. Default 60 s. */
   solveDeadlineMs?: number;
+  /** Provisioning failures: see ProvisionerOptions (max node provision time, back-off, unhealthy nodes). */
+  provisioning?: Pick<ProvisionerOptions, 'maxNodeProvisionMs' | 'backoff' | 'unhealthyNodeMs'>;
   /** /healthz fails when the leader's demand waits longer than this for a cycle. Default 5 min. */
   livenessStallMs?: number;
   registry?: Registry;
@@ -241,6 +243,7 @@ export class Controller {
       ...(this.opts.batch ? { batch: this.opts.batch } : {}),
       ...(this.opts.observeTimeoutMs ? { observeTimeoutMs: this.opts.observeTimeoutMs } : {}),
       ...(this.opts.solveDeadlineMs ? { solveDeadlineMs: this.opts.solveDeadlineMs } : {}),
+      ...this.opts.provisioning,
     });
     this.provisioner.start();
     // With pods watched in one namespace only, a node running just other namespaces'

@@ -14,7 +14,11 @@ import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import type { Clock } from './clock.js';
 import { enforceLimits, type TrimmedScaleUp } from './limits.js';
 import { standaloneMachineName, withStandalonePools } from './standalone.js';
+import {
+  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, machineFailure, pausedGroups,
+} from './provision-failures.js';
 import { NODEPOOL_LABEL } from '../api/nodepool.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
 
 /**
  * The provisioning loop: batch triggers -> snapshot -> solve -> actuate.
@@ -55,6 +59,16 @@ export interface ProvisionerOptions {
    * solve (if any) under the same deadline. Default 60 s.
    */
   solveDeadlineMs?: number;
+  /**
+   * A Machine not a Ready node this long after it was created is removed and its group
+   * backs off (per group: cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime).
+   * Default 15 min.
+   */
+  maxNodeProvisionMs?: number;
+  /** Back-off of a group after a failed provision: first, and at most. Default 5 min / 30 min. */
+  backoff?: { initialMs: number; maxMs: number };
+  /** A Node NotReady this long stops counting as capacity. Default 5 min. */
+  unhealthyNodeMs?: number;
 }
 
 export interface CycleReport {
@@ -68,6 +82,10 @@ export interface CycleReport {
   solveTimedOut?: boolean;
   /** The leadership term ended during the cycle: the rest of it was not acted on. */
   termEnded?: boolean;
+  /** Machines given up on this cycle (failed, or not Ready within the max provision time). */
+  provisionFailures?: Array<{ machine: string; group: string; kind: 'failed' | 'timeout'; error?: string }>;
+  /** Groups not scaled up this cycle, with why (paused, backing off). */
+  held?: Record<string, string>;
   unschedulable: number;
   /**
    * Predicted pods the solve found no room for, by owner (`CapacityBuffer/ns/name`,
@@ -137,6 +155,8 @@ const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodeGroups', 'node
  * A source that does not say what changed always triggers.
  */
 export function isTrigger(kind: keyof ClusterObjects, change?: StateChange): boolean {
+  // A Machine CAPI reports failed is replaced at once, not at the next resync.
+  if (kind === 'machines') return change?.type === 'ADDED' || change?.type === 'MODIFIED' ? machineFailure(change.object as UnstructuredObject) !== undefined : false;
   if (!KIND_TRIGGERS.has(kind)) return false;
   if (!change || change.type === 'RELIST') return true;
   if (kind === 'pods') {
@@ -171,6 +191,9 @@ function predictedOutcome(report: CycleReport, snapshot: ClusterSnapshot, plan: 
 export class Provisioner {
   private readonly batcher: Batcher;
   private readonly opts: Required<Omit<ProvisionerOptions, 'extraPendingPods'>> & Pick<ProvisionerOptions, 'extraPendingPods'>;
+  private readonly backoff: GroupBackoff;
+  private cancelFailureCheck: (() => void) | undefined;
+  private cancelRecheck: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private cancelResync: (() => void) | undefined;
   private running = false;
@@ -181,7 +204,12 @@ export class Provisioner {
   private readonly explained = new Map<string, number>();
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
-    this.opts = { batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, solveDeadlineMs: DEFAULT_SOLVE_DEADLINE_MS, ...options };
+    this.opts = {
+      batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, solveDeadlineMs: DEFAULT_SOLVE_DEADLINE_MS,
+      maxNodeProvisionMs: DEFAULT_MAX_NODE_PROVISION_MS, backoff: { initialMs: 300_000, maxMs: 1_800_000 }, unhealthyNodeMs: DEFAULT_UNHEALTHY_NODE_MS,
+      ...options,
+    };
+    this.backoff = new GroupBackoff(this.opts.backoff.initialMs, this.opts.backoff.maxMs);
     this.batcher = new Batcher(deps.clock, this.opts.batch, () => this.runCycle(), (err) => {
       this.stats.errors++;
       this.log(`provisioning cycle failed: ${(err as Error).message}`);
@@ -198,6 +226,8 @@ export class Provisioner {
     this.running = true;
     this.unsubscribe = this.deps.state.onChange((kind, change) => {
       if (isTrigger(kind, change)) this.demand();
+      // A new Machine has a provision deadline: look again when it passes (coalesced).
+      else if (kind === 'machines' && change?.type === 'ADDED') this.recheckDeadlinesSoon();
     });
     this.demand();
     this.scheduleResync();
@@ -207,6 +237,8 @@ export class Provisioner {
     this.running = false;
     this.unsubscribe?.();
     this.cancelResync?.();
+    this.cancelFailureCheck?.();
+    this.cancelRecheck?.();
     await this.batcher.stop();
   }
 
@@ -272,6 +304,85 @@ export class Provisioner {
     }
   }
 
+  /**
+   * Removes Machines that failed or did not become Ready nodes within the max provision
+   * time, backs their groups off, and waits until the state source shows them going.
+   * Returns whether anything was removed. Schedules a look at the next deadline.
+   */
+  private async replaceFailedProvisions(objects: ClusterObjects, report: CycleReport): Promise<boolean> {
+    const { actuator, clock } = this.deps;
+    const now = clock.now();
+    const { failures, nextDeadline } = findProvisionFailures(objects, now, this.opts.maxNodeProvisionMs);
+    if (nextDeadline !== undefined) this.scheduleFailureCheck(nextDeadline - now);
+    if (failures.length === 0) return false;
+    const removed: string[] = [];
+    report.provisionFailures = [];
+    for (const f of failures) {
+      const entry: NonNullable<CycleReport['provisionFailures']>[number] = { machine: `${f.machine.namespace}/${f.machine.name}`, group: f.groupId, kind: f.kind };
+      report.provisionFailures.push(entry);
+      const until = this.backoff.fail(f.groupId, now);
+      const reason = `${f.detail}; ${f.groupId} backs off until ${new Date(until).toISOString()}`;
+      this.log(`provisioning failed: ${reason}`);
+      try {
+        this.checkTerm();
+        if (f.nodePool) {
+          await actuator.deleteStandaloneMachine(f.machine, reason);
+        } else {
+          const [kind, namespace, name] = f.groupId.split('/') as [NodeGroupRef['kind'], string, string];
+          const result = await actuator.deleteMachine({ kind, namespace, name }, f.machine, reason);
+          if (!result.written) throw new Error('not removed (the group is at its min size, or dry run)');
+        }
+        removed.push(entry.machine);
+      } catch (err) {
+        this.checkTerm();
+        entry.error = (err as Error).message;
+        this.stats.errors++;
+        this.log(`removing ${entry.machine} failed: ${entry.error}`);
+      }
+    }
+    if (removed.length === 0) return false;
+    // Plan on a view without them, or their in-flight capacity would still count.
+    const gone = new Set(removed);
+    const ok = await this.waitUntil(() => !this.deps.state.objects().machines.some((m) => gone.has(`${m.metadata?.namespace}/${m.metadata?.name}`) && !m.metadata?.deletionTimestamp), ['machines']);
+    if (!ok) this.log(`state source did not show the removed Machines within ${this.opts.observeTimeoutMs} ms`);
+    return true;
+  }
+
+  private recheckDeadlinesSoon(): void {
+    if (this.cancelRecheck) return;
+    this.cancelRecheck = this.deps.clock.setTimer(1000, () => {
+      this.cancelRecheck = undefined;
+      if (!this.running) return;
+      const now = this.deps.clock.now();
+      const { failures, nextDeadline } = findProvisionFailures(this.deps.state.objects(), now, this.opts.maxNodeProvisionMs);
+      if (failures.length) this.demand();
+      else if (nextDeadline !== undefined) this.scheduleFailureCheck(nextDeadline - now);
+    });
+  }
+
+  /** One timer for the earliest provision deadline: a cycle then removes what has not booted. */
+  private scheduleFailureCheck(inMs: number): void {
+    this.cancelFailureCheck?.();
+    this.cancelFailureCheck = this.running ? this.deps.clock.setTimer(Math.max(0, inMs) + 1, () => this.demand()) : undefined;
+  }
+
+  /** Groups that may not grow now, with why: paused, or backing off after a failed provision. */
+  private heldGroups(objects: ClusterObjects, now: number): Map<string, string> {
+    const held = pausedGroups(objects);
+    for (const [id, until] of this.backoff.active(now)) {
+      if (!held.has(id)) held.set(id, `${id} is backing off after a failed provision until ${new Date(until).toISOString()}`);
+    }
+    for (const [id, why] of held) {
+      const key = `held:${id}:${why.includes('paused') ? 'paused' : 'backoff'}`;
+      if (this.explained.has(key) && now - this.explained.get(key)! < 600_000) continue;
+      this.explained.set(key, now);
+      this.log(`not scaling ${id}: ${why}`);
+      const [kind, namespace, name] = id.split('/') as [NodeGroupRef['kind'], string, string];
+      this.deps.actuator.notifyGroup?.({ kind, namespace, name }, { type: 'Warning', reason: 'NotScaledUp', action: 'ScaleUp', note: why });
+    }
+    return held;
+  }
+
   /** Throws once the term has ended: called just before each write. */
   private checkTerm(): void {
     if (this.deps.term?.aborted) throw new TermEndedError('leadership term ended');
@@ -332,7 +443,10 @@ export class Provisioner {
       report.skipped = 'not-synced';
       return done();
     }
-    const objects = state.objects();
+    let objects = state.objects();
+    if (await this.replaceFailedProvisions(objects, report)) objects = state.objects();
+    const held = this.heldGroups(objects, clock.now());
+    if (held.size) report.held = Object.fromEntries(held);
     const extraPendingPods = this.opts.extraPendingPods?.(objects);
     // Most cycles (the resync, a burst already placed) find nothing to do; say so
     // without building the snapshot, which converts every pod and node.
@@ -346,7 +460,10 @@ export class Provisioner {
       // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
       ...(extraPendingPods?.length ? { extraPendingPods } : {}),
     });
-    const { snapshot, standalone } = withStandalonePools(built, objects);
+    const withPools = withStandalonePools(built, objects);
+    const standalone = withPools.standalone;
+    // Paused and backing-off groups cannot grow, unhealthy nodes take no pods: the solver plans around them.
+    const snapshot = holdCapacity(withPools.snapshot, held, objects, clock.now(), this.opts.unhealthyNodeMs);
     report.pendingPods = snapshot.pendingPods.length;
     if (snapshot.pendingPods.length === 0) {
       report.skipped = 'no-pending-pods';
@@ -434,8 +551,8 @@ export class Provisioner {
 
   /** Resolves true once the state source shows at least the written replicas (or Machines) of every group. */
   private waitObserved(written: Observation[]): Promise<boolean> {
-    const { state, clock } = this.deps;
-    const seen = () => {
+    const { state } = this.deps;
+    return this.waitUntil(() => {
       const objects = state.objects();
       const byId = new Map<string, number>();
       for (const o of objects.nodeGroups) {
@@ -445,7 +562,12 @@ export class Provisioner {
       return written.every((w) => (w.group
         ? (byId.get(`${w.group.kind}/${w.group.namespace}/${w.group.name}`) ?? -1)
         : countPoolMachines(objects, w.pool!.namespace, w.pool!.name)) >= w.replicas);
-    };
+    }, ['nodeGroups', 'machines']);
+  }
+
+  /** Resolves true once `seen()` holds (checked on changes of `kinds`), false after observeTimeoutMs or a lost term. */
+  private waitUntil(seen: () => boolean, kinds: ReadonlyArray<keyof ClusterObjects>): Promise<boolean> {
+    const { state, clock } = this.deps;
     if (seen()) return Promise.resolve(true);
     return new Promise((resolve) => {
       let finished = false;
@@ -457,7 +579,7 @@ export class Provisioner {
         resolve(ok);
       };
       const unsubscribe = state.onChange((kind) => {
-        if ((kind === 'nodeGroups' || kind === 'machines') && seen()) finish(true);
+        if (kinds.includes(kind) && seen()) finish(true);
       });
       const cancel = clock.setTimer(this.opts.observeTimeoutMs, () => finish(seen()));
       // A lost term stops the wait: the provisioner is being stopped.

@@ -17,7 +17,8 @@
  *    labels + set-name / deployment-name / cluster-name) or deletes them. On scale-down
  *    it deletes Machines annotated `cluster.x-k8s.io/delete-machine` first, then the
  *    newest (spec.deletion.order: Oldest picks the oldest instead).
- *  - Machine (owned or standalone): `bootDelayMs` after it first sees it, creates Node
+ *  - Machine (owned or standalone): `bootDelayMs` after it first sees it (unless
+ *    `machineOutcome` says it never boots or fails), creates Node
  *    `<machine name>` and sets spec.providerID `kwok://<node>`, status.nodeRef,
  *    phase Running, initialization, addresses and Ready/Available conditions that
  *    follow the Node's Ready condition.
@@ -76,7 +77,15 @@ export interface MachineFixtureOptions {
   readonly defaultCapacity?: Readonly<Record<string, string>>;
   /** Clock, for the boot delay and drain timeout. */
   readonly now?: () => number;
+  /**
+   * What becomes of a Machine (default `boot`): `never` leaves it Provisioning without a
+   * Node (a VM that never joins); `fail` marks it phase Failed with failureReason
+   * InsufficientCapacity in status.deprecated.v1beta1 (spot capacity refused).
+   */
+  readonly machineOutcome?: (machine: { name: string; labels: Record<string, string> }) => MachineOutcome;
 }
+
+export type MachineOutcome = 'boot' | 'never' | 'fail';
 
 /** Label selector for the Nodes a fixture made, optionally of one node group. */
 export function fixtureNodeSelector(opts: { namespace?: string; kind?: string; name?: string } = {}): string {
@@ -108,6 +117,7 @@ export class MachineFixture {
   private readonly drainTimeoutMs: number;
   private readonly defaultCapacity: Readonly<Record<string, string>>;
   private readonly now: () => number;
+  private readonly machineOutcome: NonNullable<MachineFixtureOptions['machineOutcome']>;
   /** Machine uid -> when first seen without a Node. */
   private readonly firstSeen = new Map<string, number>();
   /** MachinePool uid -> due times of instances not yet booted. */
@@ -127,6 +137,7 @@ export class MachineFixture {
     this.kc = opts.kubeConfig;
     this.ns = opts.namespace;
     this.bootDelayMs = opts.bootDelayMs ?? 1000;
+    this.machineOutcome = opts.machineOutcome ?? (() => 'boot');
     this.intervalMs = opts.intervalMs ?? 200;
     this.drainTimeoutMs = opts.drainTimeoutMs ?? 30_000;
     this.defaultCapacity = opts.defaultCapacity ?? DEFAULT_CAPACITY;
@@ -283,7 +294,15 @@ export class MachineFixture {
     if (!node) {
       const seen = this.firstSeen.get(uid) ?? this.now();
       this.firstSeen.set(uid, seen);
-      if (this.now() - seen < this.bootDelayMs) {
+      const outcome = this.machineOutcome({ name, labels: m.metadata.labels ?? {} });
+      if (outcome === 'fail') {
+        await this.patchStatusIfChanged(m, {
+          phase: 'Failed',
+          deprecated: { v1beta1: { failureReason: 'InsufficientCapacity', failureMessage: 'fixture: no capacity for this machine type' } },
+        });
+        return;
+      }
+      if (outcome === 'never' || this.now() - seen < this.bootDelayMs) {
         await this.patchStatusIfChanged(m, {
           phase: 'Provisioning',
           initialization: { bootstrapDataSecretCreated: true },

@@ -207,13 +207,18 @@ describe('Provisioner under faults (leadership term, solve deadline, retried dec
     const state = cluster([md()], 4);
     const act = new MemoryActuator(state);
     let aborted: unknown;
+    let solving = false;
     const p = new Provisioner({
       state, actuator: act, clock,
-      solve: (_s, signal) => new Promise<never>(() => { signal?.addEventListener('abort', () => { aborted = signal.reason; }); }),
+      solve: (_s, signal) => {
+        solving = true;
+        return new Promise<never>(() => { signal?.addEventListener('abort', () => { aborted = signal.reason; }); });
+      },
       fallbackSolve: (s) => solvePlan(s),
     }, { resyncMs: 0, solveDeadlineMs: 5_000 });
     let report: CycleReport | undefined;
     void p.cycle().then((r) => { report = r; });
+    while (!solving) await new Promise((r) => setImmediate(r));
     await clock.advance(4_999);
     expect(report).to.equal(undefined);
     await clock.advance(1);

@@ -1,0 +1,202 @@
+import type { V1Node } from '@kubernetes/client-node';
+import { PAUSED_ANNOTATION, parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import { NODEPOOL_LABEL } from '../api/nodepool.js';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
+import type { ClusterObjects } from '../cluster/objects.js';
+import { mapNodesToGroups } from '../cluster/node-machine-map.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import { STANDALONE_GROUP_PREFIX } from './standalone.js';
+
+/**
+ * Provisioning failures, as Cluster Autoscaler's clusterapi provider treats them: a
+ * Machine that is not a Ready node `maxNodeProvisionTime` after it was created (15 min,
+ * or the group's `cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime`), or one
+ * CAPI reports failed (phase Failed, a failureReason / failureMessage: how spot
+ * "insufficient capacity" surfaces), is removed and its group backs off, so the next
+ * cycle plans the pods onto the next best group. Paused groups are held too. Pure: the
+ * time and the back-off memory are passed in.
+ */
+
+export const MAX_NODE_PROVISION_TIME_ANNOTATION = 'cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime';
+export const DEFAULT_MAX_NODE_PROVISION_MS = 15 * 60_000;
+/** How long a Node may be NotReady before it stops counting as capacity (MachineHealthCheck's usual timeout). */
+export const DEFAULT_UNHEALTHY_NODE_MS = 5 * 60_000;
+
+export interface ProvisionFailure {
+  machine: { namespace: string; name: string; nodeName?: string };
+  /** Snapshot group id (`Kind/namespace/name`; standalone pools as their MachineSet id). */
+  groupId: string;
+  /** Set for a standalone Machine: its NodePool. */
+  nodePool?: string;
+  kind: 'failed' | 'timeout';
+  detail: string;
+}
+
+/** A Go duration (`15m`, `1h30m`, `90s`) or plain seconds, in ms; undefined when unreadable. */
+export function parseDuration(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const s = raw.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
+  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    total += Number(m[1]) * unit[m[2]!]!;
+    matched = re.lastIndex;
+  }
+  return matched === s.length && matched > 0 ? total : undefined;
+}
+
+/** Why CAPI reports this Machine failed, or undefined if it does not. */
+export function machineFailure(obj: UnstructuredObject): string | undefined {
+  const status = (obj.status ?? {}) as {
+    phase?: unknown; failureReason?: unknown; failureMessage?: unknown;
+    deprecated?: { v1beta1?: { failureReason?: unknown; failureMessage?: unknown } };
+  };
+  const old = status.deprecated?.v1beta1 ?? {};
+  const reason = [status.failureReason, old.failureReason].find((x) => typeof x === 'string' && x);
+  const message = [status.failureMessage, old.failureMessage].find((x) => typeof x === 'string' && x);
+  if (status.phase !== 'Failed' && !reason && !message) return undefined;
+  return [status.phase === 'Failed' ? 'phase Failed' : undefined, reason, message].filter(Boolean).join(': ');
+}
+
+function readyCondition(node: V1Node) {
+  return node.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+function created(obj: { metadata?: { creationTimestamp?: unknown } }): number | undefined {
+  const t = obj.metadata?.creationTimestamp;
+  const ms = t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * The Machines to give up on at `now`, and when the next one would time out (so the
+ * caller can look again then). Machines being deleted are left alone.
+ */
+export function findProvisionFailures(
+  objects: ClusterObjects, now: number, defaultMaxProvisionMs = DEFAULT_MAX_NODE_PROVISION_MS,
+): { failures: ProvisionFailure[]; nextDeadline?: number } {
+  const groups: NodeGroupView[] = [];
+  for (const o of objects.nodeGroups) {
+    try {
+      groups.push(parseNodeGroupObject(o));
+    } catch { /* reported by buildSnapshot */ }
+  }
+  const machines: Array<{ obj: UnstructuredObject; view: MachineView }> = [];
+  for (const o of objects.machines) {
+    try {
+      machines.push({ obj: o, view: parseMachine(o) });
+    } catch { /* reported by buildSnapshot */ }
+  }
+  const map = mapNodesToGroups(objects.nodes, machines.map((m) => m.view), groups);
+  const groupById = new Map(groups.map((g) => [g.id, g]));
+  const nodeByName = new Map(objects.nodes.map((n) => [n.metadata?.name ?? '', n]));
+  const nodeOfMachine = new Map<MachineView, V1Node>();
+  for (const [name, m] of map.machineOfNode) {
+    const n = nodeByName.get(name);
+    if (n) nodeOfMachine.set(m, n);
+  }
+  const failures: ProvisionFailure[] = [];
+  let nextDeadline: number | undefined;
+  for (const { obj, view } of machines) {
+    if (view.deleting) continue;
+    const pool = view.labels[NODEPOOL_LABEL];
+    const groupId = map.groupOfMachine.get(`${view.namespace}/${view.name}`)
+      ?? (pool ? `MachineSet/${view.namespace}/${STANDALONE_GROUP_PREFIX}${pool}` : undefined);
+    if (!groupId) continue; // not a group Headroom scales
+    const node = nodeOfMachine.get(view) ?? (view.nodeName ? nodeByName.get(view.nodeName) : undefined);
+    const machine = { namespace: view.namespace, name: view.name, ...(node?.metadata?.name ? { nodeName: node.metadata.name } : {}) };
+    const base = { machine, groupId, ...(pool ? { nodePool: pool } : {}) };
+    const failed = machineFailure(obj);
+    if (failed) {
+      failures.push({ ...base, kind: 'failed', detail: `Machine ${view.namespace}/${view.name} failed: ${failed}` });
+      continue;
+    }
+    // Provisioned once its Node has been Ready; a Node that was Ready and is not now is
+    // a health matter (MachineHealthCheck), not a provisioning failure.
+    const ready = node ? readyCondition(node) : undefined;
+    if (ready?.status === 'True') continue;
+    const nodeCreated = node ? created(node) : undefined;
+    const wentNotReady = ready?.lastTransitionTime ? new Date(ready.lastTransitionTime).getTime() : undefined;
+    if (nodeCreated !== undefined && wentNotReady !== undefined && wentNotReady - nodeCreated > 60_000) continue;
+    const since = created(obj);
+    if (since === undefined) continue;
+    const group = groupById.get(groupId);
+    const maxMs = parseDuration(group?.annotations[MAX_NODE_PROVISION_TIME_ANNOTATION]) ?? defaultMaxProvisionMs;
+    const deadline = since + maxMs;
+    if (deadline <= now) {
+      failures.push({ ...base, kind: 'timeout', detail: `Machine ${view.namespace}/${view.name} is not a Ready node ${Math.round((now - since) / 1000)} s after it was created (max node provision time ${Math.round(maxMs / 1000)} s)` });
+    } else if (nextDeadline === undefined || deadline < nextDeadline) {
+      nextDeadline = deadline;
+    }
+  }
+  return { failures, ...(nextDeadline !== undefined ? { nextDeadline } : {}) };
+}
+
+/** Groups that are paused (annotation `cluster.x-k8s.io/paused`, or MachineDeployment spec.paused), by id, with the reason. */
+export function pausedGroups(objects: ClusterObjects): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const o of objects.nodeGroups) {
+    let view: NodeGroupView;
+    try {
+      view = parseNodeGroupObject(o);
+    } catch {
+      continue;
+    }
+    if (view.paused) out.set(view.id, `${view.kind} ${view.namespace}/${view.name} is paused (${PAUSED_ANNOTATION in view.annotations ? PAUSED_ANNOTATION : 'spec.paused'})`);
+  }
+  return out;
+}
+
+/**
+ * Exponential back-off per group after provisioning failures, as Cluster Autoscaler's
+ * (initial 5 min, doubling, at most 30 min). Memory of past failures only delays
+ * scale-ups; it never causes a write.
+ */
+export class GroupBackoff {
+  private readonly state = new Map<string, { failures: number; until: number }>();
+
+  constructor(private readonly initialMs = 300_000, private readonly maxMs = 1_800_000) {}
+
+  /** Records a failure of `groupId` at `now`; returns the end of its back-off. */
+  fail(groupId: string, now: number): number {
+    const prev = this.state.get(groupId);
+    // Failures after a back-off has long expired start over.
+    const failures = prev && now - prev.until < this.maxMs ? prev.failures + 1 : 1;
+    const until = now + Math.min(this.maxMs, this.initialMs * 2 ** (failures - 1));
+    this.state.set(groupId, { failures, until });
+    return until;
+  }
+
+  /** Groups backing off at `now`, with until when. */
+  active(now: number): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [id, s] of this.state) if (s.until > now) out.set(id, s.until);
+    return out;
+  }
+}
+
+/**
+ * The snapshot with `held` groups unable to grow (max size = replicas) and Nodes that
+ * have been NotReady for `unhealthyAfterMs` unable to take pods: the solver then plans
+ * the pods onto the next best group. Pure.
+ */
+export function holdCapacity(
+  snapshot: ClusterSnapshot, held: ReadonlyMap<string, string>, objects: ClusterObjects, now: number, unhealthyAfterMs = DEFAULT_UNHEALTHY_NODE_MS,
+): ClusterSnapshot {
+  const unhealthy = new Set<string>();
+  for (const n of objects.nodes) {
+    const ready = readyCondition(n);
+    if (!ready || ready.status === 'True' || !n.metadata?.name) continue;
+    const since = ready.lastTransitionTime ? new Date(ready.lastTransitionTime).getTime() : created(n);
+    if (since !== undefined && now - since >= unhealthyAfterMs) unhealthy.add(n.metadata.name);
+  }
+  if (held.size === 0 && unhealthy.size === 0) return snapshot;
+  return {
+    ...snapshot,
+    groups: snapshot.groups.map((g) => (held.has(g.id) ? { ...g, maxSize: Math.min(g.maxSize, Math.max(g.replicas, g.minSize)) } : g)),
+    nodes: unhealthy.size === 0 ? snapshot.nodes : snapshot.nodes.map((n) => (unhealthy.has(n.name) ? { ...n, unschedulable: true } : n)),
+  };
+}
