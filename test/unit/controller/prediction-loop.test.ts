@@ -3,7 +3,9 @@ import { expect } from 'chai';
 import type { ClusterObjects } from '../../../src/cluster/objects.js';
 import { emptyClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
+import type { ConfigMapStateStore } from '../../../src/controller/model-store.js';
 import { PredictionLoop, poolSettings, withClusterSignals } from '../../../src/controller/prediction-loop.js';
+import { emptyPredictionState, serializePredictionState } from '../../../src/prediction/state.js';
 import type { PredictionInput } from '../../../src/prediction/predictor.js';
 import { DemandIntake } from '../../../src/provisioning/demand-intake.js';
 import type { Clock } from '../../../src/provisioning/clock.js';
@@ -80,5 +82,61 @@ describe('prediction loop (controller shell)', () => {
     expect(pass.actual.get('Deployment/ns/web')).to.equal(3);
     expect(loop.state().workloads['Deployment/ns/web']?.stepMax).to.equal(3);
     expect(loop.pods()).to.deep.equal([]);
+  });
+
+  it('loads the saved model on start, saves every saveIntervalMs, and never saves once the term has ended', async () => {
+    let now = 1_000_000;
+    const timers: Array<{ at: number; fn: () => void }> = [];
+    const clock: Clock = { now: () => now, setTimer: (ms, fn) => { const t = { at: now + ms, fn }; timers.push(t); return () => { timers.splice(timers.indexOf(t), 1); }; } };
+    const advance = (ms: number) => {
+      now += ms;
+      for (let t = timers.find((x) => x.at <= now); t; t = timers.find((x) => x.at <= now)) {
+        timers.splice(timers.indexOf(t), 1);
+        t.fn();
+      }
+    };
+    const seeded = emptyPredictionState();
+    seeded.boot['MachineDeployment/capi/md'] = { samples: [{ machine: 'm1', ms: 90_000 }] };
+    const saved: string[] = [];
+    const store = {
+      load: async () => ({ text: serializePredictionState(seeded), savedAt: 'then' }),
+      save: async (text: string) => { saved.push(text); return { parts: 1, jsonBytes: text.length, gzipBytes: 1 }; },
+    } as unknown as ConfigMapStateStore;
+    const term = new AbortController();
+    const objects: ClusterObjects = { ...emptyClusterObjects(), pods: [webPod('a')] };
+    const logs: string[] = [];
+    const loop = new PredictionLoop(
+      { state: { objects: () => objects, synced: () => true, onChange: () => () => {} }, clock, store, signal: term.signal, log: (m) => logs.push(m) },
+      { defaultBootHorizonMs: 60_000, intervalMs: 10_000, saveIntervalMs: 30_000 },
+    );
+    await loop.start();
+    expect(loop.state().boot['MachineDeployment/capi/md']).to.deep.equal(seeded.boot['MachineDeployment/capi/md']);
+    advance(0);
+    advance(10_000);
+    advance(10_000);
+    expect(saved).to.have.length(0);
+    advance(10_000);
+    await new Promise((r) => setImmediate(r));
+    expect(saved).to.have.length(1);
+    expect(JSON.parse(saved[0]!).workloads['Deployment/ns/web']).to.not.equal(undefined);
+    term.abort();
+    await loop.save();
+    advance(40_000);
+    await loop.stop();
+    expect(saved, 'nothing written after the term ended').to.have.length(1);
+    expect(logs.some((l) => /model loaded \(0 workloads, saved then\)/.test(l))).to.equal(true);
+  });
+
+  it('starts cold, saying why, when the saved model cannot be read', async () => {
+    const logs: string[] = [];
+    const store = { load: async () => ({ text: '{"version": 2}' }) } as unknown as ConfigMapStateStore;
+    const loop = new PredictionLoop({
+      state: { objects: emptyClusterObjects, synced: () => true, onChange: () => () => {} },
+      clock: { now: () => 0, setTimer: () => () => {} }, store, log: (m) => logs.push(m),
+    }, { defaultBootHorizonMs: 60_000 });
+    await loop.start();
+    await loop.stop({ save: false });
+    expect(logs).to.deep.equal(['prediction: prediction state: not a version 1 state; starting cold']);
+    expect(loop.state()).to.deep.equal(emptyPredictionState());
   });
 });
