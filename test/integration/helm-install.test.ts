@@ -190,12 +190,22 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'patch', resource: 'nodes' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: fullname },
+      // Prediction: its signals, and the model's ConfigMaps by name (ADR 0092).
+      { verb: 'watch', group: 'batch', resource: 'cronjobs' },
+      { verb: 'list', group: 'autoscaling', resource: 'horizontalpodautoscalers' },
+      { verb: 'create', resource: 'configmaps', namespace: ns },
+      { verb: 'update', resource: 'configmaps', namespace: ns, name: `${fullname}-prediction` },
+      { verb: 'get', resource: 'configmaps', namespace: ns, name: `${fullname}-prediction-b-7` },
     ];
     const denied: V1ResourceAttributes[] = [
       { verb: 'get', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },
       { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
       { verb: 'list', resource: 'secrets', namespace: ns },
       { verb: 'watch', resource: 'secrets' },
+      { verb: 'list', resource: 'configmaps', namespace: ns },
+      { verb: 'update', resource: 'configmaps', namespace: ns, name: 'someone-elses' },
+      { verb: 'delete', resource: 'configmaps', namespace: ns, name: `${fullname}-prediction` },
+      { verb: 'update', resource: 'configmaps', namespace: 'default', name: `${fullname}-prediction` },
       { verb: 'get', resource: 'secrets', namespace: ns, name: 'someone-elses' },
       { verb: 'get', resource: 'secrets', namespace: 'default', name: `${fullname}-tls` },
       { verb: 'update', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },

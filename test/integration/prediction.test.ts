@@ -143,6 +143,7 @@ describe('prediction on a real control plane (CronJob controller, kwok nodes boo
         expect(readyAt, `node ${node.metadata!.name} Ready before the run at ${new Date(run.at).toISOString()}`).to.be.at.most(run.at);
         // Bound at once: no wait for a node (a boot is 10 s here).
         expect(scheduledAt - createdAt, `pod ${p.metadata!.name} waited`).to.be.at.most(2000);
+        console.log(`      pod ${p.metadata!.name}: node Ready ${(run.at - readyAt) / 1000} s before the run, scheduled ${(scheduledAt - createdAt) / 1000} s after creation`);
         // Marked for the CronJob, so the extender steers its pods there.
         expect(node.metadata!.annotations?.['headroom.dev/provisioned-for']).to.equal(`CronJob/${s.ns}/report`);
       }
@@ -172,6 +173,7 @@ describe('prediction on a real control plane (CronJob controller, kwok nodes boo
         most = Math.max(most, await s.replicas());
         await new Promise((r) => setTimeout(r, 500));
       }
+      console.log(`      most nodes held before the run: ${most} (cap: 1 node at 1/h)`);
       expect(most, 'nodes held for the forecast before the run').to.equal(1);
       expect(await registry.metrics()).to.match(new RegExp(`headroom_prediction_predicted_cost_per_hour\\{nodepool="${s.ns}"\\} 0\\.75\\b`));
       // The run itself is real demand (kwok completes Job pods at once, so they share the node).
