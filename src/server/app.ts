@@ -67,7 +67,7 @@ export function createHandler(opts: AppOptions): RequestListener {
       metrics.count(route.path, res.statusCode).inc();
     });
     readJsonBody(req, { maxBytes: route.maxBodyBytes }, (refusal, body) => {
-      if (refusal) reply(res, () => { throw refusal.error; }, logError, route.path, refusal.drained ?? true);
+      if (refusal) reply(res, () => { throw refusal.error; }, logError, route.path, refusal.drained ?? refusal.close === true);
       else reply(res, () => route.handle(body), logError, route.path);
     });
   }
@@ -93,7 +93,7 @@ function reply(res: ServerResponse, build: () => unknown, logError: (m: string) 
     text = JSON.stringify({ message: described.message });
   }
   const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
-  // A refused body is not parsed: the connection cannot carry another request.
+  // A body refused before its end: the connection cannot carry another request.
   if (close) headers.connection = 'close';
   res.writeHead(status, headers);
   if (typeof close !== 'function') {

@@ -34,14 +34,15 @@ export interface BodyLimits {
 }
 
 /**
- * A refused body. The reply always closes the connection (the rest of the body is not
- * parsed); when `drained` is set, the rest is being read and thrown away, and the reply
- * should be ended only once `drained` calls back, so that no unread data is left when
- * the socket closes (which would make the kernel send a reset before the client has
- * read the status).
+ * A refused body. A body read to its end (400s) leaves the connection usable. Otherwise
+ * the reply closes it: at once (`close`), or, when `drained` is set, once the rest of the
+ * body has been read and thrown away (`drained` calls back then), so that no unread data
+ * is left when the socket closes (which would make the kernel send a reset before the
+ * client has read the status).
  */
 export interface BodyRefusal {
   error: HttpError;
+  close?: true;
   drained?: (then: () => void) => void;
 }
 
@@ -62,7 +63,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits, done: (re
     // Too much to linger over: answer, and let the connection close after the reply.
     if (declared > maxBytes + lingerBytes) {
       req.resume();
-      return done({ error: tooLarge() });
+      return done({ error: tooLarge(), close: true });
     }
     return done({ error: tooLarge(), drained: drain(req, maxBytes + lingerBytes) });
   }
@@ -94,7 +95,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits, done: (re
   };
   req.on('data', onData);
   req.on('end', onEnd);
-  req.on('error', () => finish({ error: new HttpError(400, 'request body could not be read') }));
+  req.on('error', () => finish({ error: new HttpError(400, 'request body could not be read'), close: true }));
 }
 
 /**

@@ -6,6 +6,7 @@
  * prototype keys) are built here from a seeded PRNG.
  */
 import fc from 'fast-check';
+import { rng } from '../bench/workload.js';
 
 export const WEBHOOK = '/mutate/pods';
 export const FILTER = '/scheduler/filter';
@@ -27,18 +28,6 @@ export interface FuzzCase {
   body?: Buffer | { streamBytes: number; chunked: boolean; declaredBytes?: number };
   /** Statuses this case may be answered with. */
   expect: readonly number[];
-}
-
-/** mulberry32: small, fast, deterministic. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const ADMISSION = 'admission.k8s.io/v1';
@@ -70,7 +59,7 @@ function nestedText(depth: number, kind: 'array' | 'object'): string {
  * below so that every family appears many times in any prefix of the stream.
  */
 export function* fuzzCases(seed: number, count: number): Generator<FuzzCase> {
-  const rand = prng(seed);
+  const rand = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   // fast-check pools, sampled once with the run's seed.
