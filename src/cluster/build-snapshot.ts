@@ -342,6 +342,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
     }, ephemeralClaims),
     namespaceLabels: namespaceLabels(objects.namespaces.filter(valid), podNamespaces),
     limits: poolLimits(pools, groups, nodes),
+    disruption: Object.fromEntries(pools.map((p) => [p.name, p.disruption])),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { V1Taint } from '@kubernetes/client-node';
 import type { NodeGroupKind } from '../api/capi.js';
+import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { VolumeTopology } from '../scheduling/volume-topology.js';
@@ -21,6 +22,8 @@ export interface ClusterSnapshot {
   namespaceLabels: Record<string, Record<string, string>>;
   /** NodePool limits, keyed by NodePool name. Groups point at their pool. */
   limits: Record<string, PoolLimits>;
+  /** NodePool disruption settings (defaults applied), keyed by NodePool name, parsed once here for the Disruptor. */
+  disruption: Record<string, NodePoolDisruption>;
 }
 
 /** A MachineDeployment, MachineSet or MachinePool that Headroom may scale. */

@@ -1,24 +1,21 @@
-// Over 400 lines: the disruption loop still parses NodePool settings and maps nodes to
-// Machines itself; issue 11 step 4 (branch "disrupt") moves that into the snapshot and
-// execution into its own folder.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
-import { NodePoolError, parseNodePool, type NodePoolDisruption } from '../api/nodepool.js';
+import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { CapiActuator, ScaleResult } from '../capi/actuator.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
-import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Clock } from '../provisioning/clock.js';
-import { controllerOf } from '../scheduling/pod-demand.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from './allowance.js';
+import { EmptyTracker } from './empty-tracker.js';
 import { decideEmptiness } from './emptiness.js';
 import { decideExpiry, type SolveSnapshot } from './expiry.js';
 import { executeRemovals } from './orchestration/execute.js';
 import type { DisruptionNodePort } from './orchestration/node-port.js';
-import { followsNode } from './pods.js';
 import type { Removal, Skip } from './removal.js';
+import { expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
 import { annotated, DO_NOT_DISRUPT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
 
 export { DO_NOT_DISRUPT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
@@ -85,25 +82,27 @@ export interface DisruptionReport {
   durationMs: number;
 }
 
-/** NodePool disruption settings by pool name, and the settings of groups without a pool. */
-interface PoolSettings { byPool: Map<string, NodePoolDisruption>; dflt: NodePoolDisruption }
-
-const TERMINAL = new Set(['Succeeded', 'Failed']);
+/** Same objects in the same order (lists from the state source are rebuilt, their objects are not). */
+function sameElements(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 export class Disruptor {
   private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
-  /** Node -> first observed empty (ms). */
-  private readonly emptySince = new Map<string, number>();
   /** Node -> when we asked for its removal, and why (until the node is gone). */
   private readonly removing = new Map<string, { at: number; reason: string }>();
   /** Node -> when the actuator declined to remove it (dry run, min size on fresh state): not retried for a while. */
   private readonly declined = new Map<string, number>();
   /** Nodes tainted by the running pass, not yet removed or untainted. */
   private readonly tainting = new Set<string>();
-  /** Pod object -> the node it keeps occupied, or null (see occupiedNodes). */
-  private readonly occupies = new WeakMap<V1Pod, string | null>();
-  private lastPods: readonly V1Pod[] | undefined;
-  private lastOccupied: ReadonlySet<string> = new Set();
+  private readonly empty = new EmptyTracker();
+  /** Settings of groups in no NodePool. */
+  private readonly poolless: NodePoolDisruption;
+  /** The last snapshot's settings, and the NodePool objects they came from. */
+  private lastSettings: { nodePools: readonly KubernetesObject[]; settings: PassSettings } | undefined;
   private unsubscribe: (() => void) | undefined;
   private cancelTick: (() => void) | undefined;
   private cancelObserve: (() => void) | undefined;
@@ -118,6 +117,7 @@ export class Disruptor {
       intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
       removalTimeoutMs: 600_000, settleMs: 2000, ...options,
     };
+    this.poolless = { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs };
   }
 
   start(): void {
@@ -155,7 +155,7 @@ export class Disruptor {
 
   /** When each node was first seen empty (a copy). */
   emptyNodes(): ReadonlyMap<string, number> {
-    return new Map(this.emptySince);
+    return new Map(this.empty.emptySince());
   }
 
   private log(msg: string): void {
@@ -185,16 +185,7 @@ export class Disruptor {
     if (!this.deps.state.synced()) return;
     const objects = this.deps.state.objects();
     const now = this.deps.clock.now();
-    const occupied = this.occupiedNodes(objects.pods as V1Pod[]);
-    const present = new Set<string>();
-    for (const n of objects.nodes) {
-      const name = n.metadata?.name;
-      if (!name) continue;
-      present.add(name);
-      if (occupied.has(name)) this.emptySince.delete(name);
-      else if (!this.emptySince.has(name)) this.emptySince.set(name, now);
-    }
-    for (const name of this.emptySince.keys()) if (!present.has(name)) this.emptySince.delete(name);
+    const present = this.empty.observe(objects.nodes, objects.pods as V1Pod[], now);
     for (const [name, r] of this.removing) {
       if (!present.has(name) || now - r.at > this.opts.removalTimeoutMs) this.removing.delete(name);
     }
@@ -203,60 +194,19 @@ export class Disruptor {
     }
   }
 
-  /**
-   * Nodes with a pod that keeps them (bound, not terminal, not following its node).
-   * Objects are immutable (ClusterStateSource), so the answer is kept per pod object
-   * and per pods list: most observations see the same list or mostly the same pods.
-   */
-  private occupiedNodes(pods: readonly V1Pod[]): ReadonlySet<string> {
-    if (pods === this.lastPods) return this.lastOccupied;
-    const occupied = new Set<string>();
-    for (const pod of pods) {
-      let node = this.occupies.get(pod);
-      if (node === undefined) {
-        const bound = pod.spec?.nodeName;
-        node = bound && !TERMINAL.has(pod.status?.phase ?? '') && !followsNode(controllerOf(pod)?.kind) ? bound : null;
-        this.occupies.set(pod, node);
-      }
-      if (node !== null) occupied.add(node);
-    }
-    this.lastPods = pods;
-    this.lastOccupied = occupied;
-    return occupied;
-  }
-
-  /** NodePool disruption settings by pool name, and the settings of groups in no pool. */
-  private poolSettings(objects: ClusterObjects): PoolSettings {
-    const byPool = new Map<string, NodePoolDisruption>();
-    for (const o of objects.nodePools) {
-      try {
-        const p = parseNodePool(o);
-        byPool.set(p.name, p.disruption);
-      } catch (err) {
-        if (!(err instanceof NodePoolError)) throw err; // reported by buildSnapshot's onIssue elsewhere
-      }
-    }
-    return { byPool, dflt: { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs } };
-  }
-
-  private settings({ byPool, dflt }: PoolSettings): SettingsOf {
-    return (g: NodeGroup) => (g.nodePool ? byPool.get(g.nodePool) : undefined) ?? dflt;
-  }
-
   /** True when expiry may remove nodes: it is enabled and some pool (or the default) sets expireAfter. */
-  private expiryOn({ byPool, dflt }: PoolSettings): boolean {
-    return this.opts.maxExpiredPerPass > 0 && [dflt, ...byPool.values()].some((d) => d.expireAfterMs !== null);
+  private expiryOn(settings: PassSettings): boolean {
+    return this.opts.maxExpiredPerPass > 0 && expiryConfigured(settings.all);
   }
 
   /**
    * False only when no decision of this pass can remove a node: expiry is off (or no
    * pool sets expireAfter) and no node has been empty for the shortest consolidateAfter.
    */
-  private mayRemove(pools: PoolSettings, now: number): boolean {
-    if (this.expiryOn(pools)) return true;
-    let after = Infinity;
-    for (const d of [pools.dflt, ...pools.byPool.values()]) if (d.consolidateAfterMs !== null) after = Math.min(after, d.consolidateAfterMs);
-    for (const since of this.emptySince.values()) if (now - since >= after) return true;
+  private mayRemove(settings: PassSettings, now: number): boolean {
+    if (this.expiryOn(settings)) return true;
+    const after = shortestConsolidateAfter(settings.all);
+    for (const since of this.empty.emptySince().values()) if (now - since >= after) return true;
     return false;
   }
 
@@ -267,7 +217,7 @@ export class Disruptor {
       if (annotated(n, DO_NOT_DISRUPT_ANNOTATION) || annotated(n, SCALE_DOWN_DISABLED_ANNOTATION)) keep.add(n.metadata!.name!);
     }
     // Only pods on nodes that could be removed matter: without expiry, those are the empty ones.
-    const candidates = expiryOn ? undefined : this.emptySince;
+    const candidates = expiryOn ? undefined : this.empty.emptySince();
     for (const p of objects.pods) {
       const node = p.spec?.nodeName;
       if (node && (!candidates || candidates.has(node)) && annotated(p, DO_NOT_DISRUPT_ANNOTATION)) keep.add(node);
@@ -297,27 +247,32 @@ export class Disruptor {
     }
     this.observe();
     const objects = state.objects();
-    const pools = this.poolSettings(objects);
-    const settingsOf = this.settings(pools);
     const now = clock.now();
     const orphans = this.orphanTaints(objects);
     // Nothing could be removed this pass: skip the snapshot and every decision (same outcome, far cheaper).
-    if (orphans.length === 0 && !this.mayRemove(pools, now)) return done();
+    // The settings are the last snapshot's while the NodePools are the same objects.
+    const last = this.lastSettings;
+    const known = last && sameElements(last.nodePools, objects.nodePools) ? last.settings : undefined;
+    if (orphans.length === 0 && known && !this.mayRemove(known, now)) return done();
     // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
     const predicted = this.opts.extraPendingPods?.(objects);
     const snapshot = buildSnapshot(objects, {
       strict: false,
       ...(predicted?.length ? { extraPendingPods: predicted } : {}),
     });
+    const settings = passSettings(snapshot, this.poolless);
+    this.lastSettings = { nodePools: objects.nodePools, settings };
+    const { settingsOf } = settings;
+    const emptySince = this.empty.emptySince();
     if (orphans.length > 0) await this.untaintOrphans(snapshot, orphans);
     const disrupting = new Set(this.removing.keys());
     // The solve for pending pods is only worth it when an empty node is due at all.
     const due = decideEmptiness({
-      snapshot, emptySince: this.emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting),
+      snapshot, emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting),
     }).remove.length > 0;
-    const keep = await this.keep(objects, snapshot, due, this.expiryOn(pools));
+    const keep = await this.keep(objects, snapshot, due, this.expiryOn(settings));
     const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting);
-    const empty = decideEmptiness({ snapshot, emptySince: this.emptySince, now, settingsOf, allowance, keep });
+    const empty = decideEmptiness({ snapshot, emptySince, now, settingsOf, allowance, keep });
     const removals = [...empty.remove];
     report.kept.push(...empty.skipped);
     if (this.opts.maxExpiredPerPass > 0) {

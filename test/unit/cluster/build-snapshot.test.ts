@@ -220,6 +220,38 @@ status: {nodeRef: {name: doomed}}
     expect(s.nodes.map((n) => [n.name, n.unschedulable])).to.deep.equal([['cordoned', true], ['doomed', true], ['fine', false]]);
   });
 
+  it('each node carries its Machine, a node tainted headroom.dev/disrupted is unschedulable, and each NodePool\'s disruption settings are resolved once', () => {
+    const s = buildSnapshot(loadObjects(`apiVersion: v1
+kind: Node
+metadata: {name: tainted}
+spec: {taints: [{key: headroom.dev/disrupted, effect: NoSchedule}]}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: doomed}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {name: m, namespace: ns, annotations: {cluster.x-k8s.io/delete-machine: "yes"}}
+spec: {clusterName: c}
+status: {nodeRef: {name: doomed}}
+---
+apiVersion: headroom.dev/v1alpha1
+kind: NodePool
+metadata: {name: spot}
+spec: {nodeGroupSelector: {}, disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 2m, budgets: [{nodes: "1"}]}}
+`));
+    expect(s.nodes.map((n) => [n.name, n.unschedulable, n.machine])).to.deep.equal([
+      ['tainted', true, undefined],
+      ['doomed', true, { namespace: 'ns', name: 'm', leaving: true }],
+    ]);
+    expect(s.disruption).to.deep.equal({
+      spot: { consolidationPolicy: 'WhenEmpty', consolidateAfterMs: 120_000, expireAfterMs: 720 * 3600_000, budgets: [{ nodes: '1' }] },
+    });
+  });
+
   it('ignores the NoSchedule taints of starting nodes but keeps NoExecute and other taints', () => {
     const s = buildSnapshot(loadObjects(`apiVersion: v1
 kind: Node
