@@ -1,5 +1,6 @@
 import { DEFAULT_CONSOLIDATE_AFTER_MS, type DisruptionBudget, type NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
+import { budgetActive } from './budget-schedule.js';
 
 /**
  * How many nodes one disruption pass may still remove, per NodePool (budgets) and
@@ -29,7 +30,6 @@ export function budgetScope(group: NodeGroup): string {
 /**
  * Nodes a budget allows disrupted at once in a scope of `total` nodes: a count, or
  * a percentage rounded up (as Karpenter does, so "10%" of 3 nodes is 1).
- * Budgets with a schedule count as always active: stricter than Karpenter, never looser.
  */
 export function budgetNodes(budget: DisruptionBudget, total: number): number {
   const pct = /^([0-9]+)%$/.exec(budget.nodes);
@@ -37,11 +37,15 @@ export function budgetNodes(budget: DisruptionBudget, total: number): number {
   return Number(budget.nodes);
 }
 
-/** The smallest budget that applies to `reason` (a budget without reasons applies to all). */
-export function allowedByBudgets(budgets: readonly DisruptionBudget[], reason: DisruptionReason, total: number): number {
+/**
+ * The smallest budget that applies to `reason` (a budget without reasons applies to
+ * all) and is in force at `now` (see budget-schedule.ts; without `now` every budget is).
+ */
+export function allowedByBudgets(budgets: readonly DisruptionBudget[], reason: DisruptionReason, total: number, now?: number): number {
   let allowed = Infinity;
   for (const b of budgets) {
     if (b.reasons && !b.reasons.includes(reason)) continue;
+    if (!budgetActive(b, now)) continue;
     allowed = Math.min(allowed, budgetNodes(b, total));
   }
   return allowed;
@@ -61,6 +65,8 @@ export class DisruptionAllowance {
     snapshot: ClusterSnapshot, private readonly settingsOf: SettingsOf, disrupting: ReadonlySet<string> = new Set(),
     /** Nodes of the batch being re-checked: they count when taken again, not before (their taint may already show). */
     batch: ReadonlySet<string> = new Set(),
+    /** For budget schedules; without it every scheduled budget counts as in force. */
+    private readonly now?: number,
   ) {
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
     for (const g of snapshot.groups) {
@@ -90,7 +96,7 @@ export class DisruptionAllowance {
     if ((this.aboveMin.get(group.id) ?? 0) <= 0) return `${group.id} is at min size ${group.minSize}`;
     const s = this.scopes.get(budgetScope(group));
     if (!s) return `${group.id} is not managed`;
-    const allowed = allowedByBudgets(this.settingsOf(group).budgets, reason, s.total);
+    const allowed = allowedByBudgets(this.settingsOf(group).budgets, reason, s.total, this.now);
     if (s.disrupting >= allowed) return `disruption budget of ${group.nodePool ? `NodePool ${group.nodePool}` : group.id} allows ${allowed} node(s) at once`;
     return undefined;
   }

@@ -16,9 +16,9 @@ import { executeRemovals } from './orchestration/execute.js';
 import type { DisruptionNodePort } from './orchestration/node-port.js';
 import type { Removal, Skip } from './removal.js';
 import { expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
-import { annotated, DO_NOT_DISRUPT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
+import { nodeBlocker, podBlocker } from './validation.js';
 
-export { DO_NOT_DISRUPT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
+export { DO_NOT_DISRUPT_ANNOTATION, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
 
 /**
  * The disruption loop (first slice: emptiness and safe expiry). Same shape as the
@@ -213,14 +213,12 @@ export class Disruptor {
   /** Nodes that must stay this pass: do-not-disrupt, already being removed, or where pending pods will land. */
   private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean, expiryOn: boolean): Promise<Set<string>> {
     const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys()]);
-    for (const n of objects.nodes) {
-      if (annotated(n, DO_NOT_DISRUPT_ANNOTATION) || annotated(n, SCALE_DOWN_DISABLED_ANNOTATION)) keep.add(n.metadata!.name!);
-    }
+    for (const n of objects.nodes) if (nodeBlocker(n)) keep.add(n.metadata!.name!);
     // Only pods on nodes that could be removed matter: without expiry, those are the empty ones.
     const candidates = expiryOn ? undefined : this.empty.emptySince();
     for (const p of objects.pods) {
       const node = p.spec?.nodeName;
-      if (node && (!candidates || candidates.has(node)) && annotated(p, DO_NOT_DISRUPT_ANNOTATION)) keep.add(node);
+      if (node && (!candidates || candidates.has(node)) && podBlocker(p as V1Pod)) keep.add(node);
     }
     // A node that is empty now but is where the solver puts pending pods (or CapacityBuffer
     // pods) is capacity in use: removing it would only make the provisioner add it back.
@@ -268,10 +266,10 @@ export class Disruptor {
     const disrupting = new Set(this.removing.keys());
     // The solve for pending pods is only worth it when an empty node is due at all.
     const due = decideEmptiness({
-      snapshot, emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting),
+      snapshot, emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now),
     }).remove.length > 0;
     const keep = await this.keep(objects, snapshot, due, this.expiryOn(settings));
-    const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting);
+    const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now);
     const empty = decideEmptiness({ snapshot, emptySince, now, settingsOf, allowance, keep });
     const removals = [...empty.remove];
     report.kept.push(...empty.skipped);
@@ -335,7 +333,7 @@ export class Disruptor {
   private freshBudgets(settingsOf: SettingsOf, batch: ReadonlySet<string>): (r: Removal) => string | undefined {
     const snapshot = buildSnapshot(this.deps.state.objects(), { strict: false });
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
-    const allowance = new DisruptionAllowance(snapshot, settingsOf, new Set(this.removing.keys()), batch);
+    const allowance = new DisruptionAllowance(snapshot, settingsOf, new Set(this.removing.keys()), batch, this.deps.clock.now());
     return (r) => {
       const group = groups.get(r.group.id);
       if (!group) return `${r.group.id} is no longer managed`;

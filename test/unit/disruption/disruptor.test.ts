@@ -7,7 +7,7 @@ import type { UnstructuredObject } from '../../../src/api/unstructured-object.js
 import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
-import { DO_NOT_DISRUPT_ANNOTATION, Disruptor, type DisruptorOptions } from '../../../src/disruption/disruptor.js';
+import { DO_NOT_DISRUPT_ANNOTATION, Disruptor, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, type DisruptorOptions } from '../../../src/disruption/disruptor.js';
 import type { DisruptionNodePort, FreshNode } from '../../../src/disruption/orchestration/node-port.js';
 import { solve } from '../../../src/packing/solve.js';
 import { machine, machineDeployment, machinePool, pendingPod } from '../../integration/controller-objects.js';
@@ -303,6 +303,29 @@ describe('Disruptor', () => {
       await d.pass();
       expect(actuator.deletes).to.deep.equal([]);
       await clock.advance(1000);
+      await d.pass();
+      expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1', 'n-2']);
+    });
+  });
+
+  describe('blockers and scheduled budgets (issue 14)', () => {
+    it('headroom.dev/do-not-disrupt on a node, and a pod annotated safe-to-evict=false, keep the node', async () => {
+      const objs = cluster({ pool: { consolidateAfter: '30s', budgets: [{ nodes: '100%' }] }, nodeAnnotations: { 'n-2': { [HEADROOM_DO_NOT_DISRUPT_ANNOTATION]: 'true' } } });
+      objs.pods = objs.pods.map((p) => (p.metadata?.name === 'ds-1' ? { ...p, metadata: { ...p.metadata, annotations: { [SAFE_TO_EVICT_ANNOTATION]: 'false' } } } : p));
+      const { d, clock, actuator } = disruptor(objs);
+      await clock.advance(60_000);
+      await d.pass();
+      expect(actuator.deletes).to.deep.equal([]);
+    });
+
+    it('a budget of 0 blocks during its schedule and allows outside it', async () => {
+      // The ManualClock starts at 00:16:40 UTC: inside a window that opens at midnight for 1h.
+      const { d, clock, actuator } = disruptor(cluster({ pool: { consolidateAfter: '30s', budgets: [{ nodes: '100%' }, { nodes: '0', schedule: '0 0 * * *', duration: '1h' }] } }));
+      await clock.advance(60_000);
+      const r = await d.pass();
+      expect(actuator.deletes).to.deep.equal([]);
+      expect(r.kept.map((k) => k.why)).to.include('disruption budget of NodePool p allows 0 node(s) at once');
+      await clock.advance(45 * 60_000); // 01:02:40: the window has closed
       await d.pass();
       expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1', 'n-2']);
     });
