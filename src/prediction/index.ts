@@ -38,7 +38,8 @@
  * predicted pods of the workload's shape at the lowest priority, per NodePool
  * `prediction` settings (enabled, quantile, maxExtraCostPerHour, maxPredictedNodes),
  * skipping workloads annotated `headroom.dev/prediction: disabled`; a rise must last
- * `sustainMs` and the pool's excess reach one node-equivalent before anything is held.
+ * `sustainMs` (2 min) and the pool's rise so far plus excess reach one node-equivalent
+ * before anything is held. Design: docs/adr/0090-prediction-forecasting.md.
  */
 export { type BootModel, type BootSample, bootHorizonMs, bootSamples, observeBoot } from './boot-horizon.js';
 export { type CronSchedule, nextCronRun, parseCron } from './cron-schedule.js';

@@ -59,7 +59,7 @@ export interface PredictionInput {
   defaultBootHorizonMs?: number;
   /** Provisioning latency on top of the boot horizon (batching, resync). Default 60 s. */
   leadMs?: number;
-  /** How long a rise must last before capacity is held for it (not for known schedules or HPAs). Default 30 s. */
+  /** How long a rise must last before capacity is held for it (not for known schedules or HPAs). Default 2 min. */
   sustainMs?: number;
   /** A pool acts only when its sustained excess is at least this many node-equivalents. Default 1. */
   minNodeEquivalents?: number;
@@ -113,7 +113,7 @@ interface Candidate {
 export function evaluatePrediction(state: PredictionState, input: PredictionInput): PredictionOutput {
   const { now } = input;
   const lead = input.leadMs ?? 60_000;
-  const sustainMs = input.sustainMs ?? 30_000;
+  const sustainMs = input.sustainMs ?? 120_000;
   const minNodes = input.minNodeEquivalents ?? 1;
   const fallback = input.defaultBootHorizonMs ?? DEFAULT_BOOT_HORIZON_MS;
 
