@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 /**
@@ -18,9 +19,17 @@ export class KubeApiError extends Error {
     message: string,
     readonly method: string,
     readonly path: string,
+    /** A 429's Retry-After, in ms. */
+    readonly retryAfterMs?: number,
   ) {
     super(`${method} ${path}: ${status} ${reason}: ${message}`);
   }
+}
+
+/** Retry-After in whole seconds (what kube-apiserver sends), as ms; undefined when absent or unreadable. */
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(header) ? header[0] : header;
+  return v !== undefined && /^\d{1,6}$/.test(v.trim()) ? Number(v.trim()) * 1000 : undefined;
 }
 
 /**
@@ -47,8 +56,13 @@ export interface RequestOptions {
   /** Defaults to application/json; use application/merge-patch+json or application/json-patch+json for PATCH. */
   contentType?: string;
   signal?: AbortSignal;
-  /** Gives up after this long (a hung apiserver must not hang a provisioning cycle). Default 30 s. */
+  /** Gives up after this long, retries included (a hung apiserver must not hang a provisioning cycle). Default 30 s. */
   timeoutMs?: number;
+  /**
+   * How often a 429 (API Priority and Fairness: the request was not executed) is retried,
+   * each after its Retry-After (1 s if absent, at most 10 s), as client-go does. Default 3.
+   */
+  maxRetries?: number;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -118,6 +132,18 @@ export class KubeClient {
     const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
     const signals = [timeout, ...(options.signal ? [options.signal] : []), ...(this.fence ? [this.fence] : [])];
     const signal = signals.length === 1 ? timeout : AbortSignal.any(signals);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.send<T>(mod, url, opts, upper, path, options.body, signal);
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 429) || attempt >= (options.maxRetries ?? 3)) throw err;
+        await sleep(Math.min(err.retryAfterMs ?? 1000, 10_000), undefined, { signal });
+      }
+    }
+  }
+
+  /** One attempt: checked against the fence just before it is sent. */
+  private send<T>(mod: typeof http | typeof https, url: URL, opts: https.RequestOptions, upper: string, path: string, body: unknown, signal: AbortSignal): Promise<T> {
     // The last check before the bytes go out: nothing above may have awaited past a lost lease.
     if (this.fence?.aborted) throw new FencedError(upper, path);
     signal.throwIfAborted();
@@ -129,20 +155,20 @@ export class KubeClient {
         res.on('error', reject);
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown;
+          let parsed: unknown;
           try {
-            body = text ? JSON.parse(text) : undefined;
+            parsed = text ? JSON.parse(text) : undefined;
           } catch {
-            body = undefined;
+            parsed = undefined;
           }
           const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) return resolve(body as T);
-          const s = (body ?? {}) as { reason?: string; message?: string };
-          reject(new KubeApiError(status, s.reason ?? res.statusMessage ?? 'Error', s.message ?? text.slice(0, 200), upper, path));
+          if (status >= 200 && status < 300) return resolve(parsed as T);
+          const s = (parsed ?? {}) as { reason?: string; message?: string };
+          reject(new KubeApiError(status, s.reason ?? res.statusMessage ?? 'Error', s.message ?? text.slice(0, 200), upper, path, retryAfterMs(res.headers['retry-after'])));
         });
       });
       req.on('error', reject);
-      if (hasBody) req.write(JSON.stringify(options.body));
+      if (body !== undefined) req.write(JSON.stringify(body));
       req.end();
     });
   }
