@@ -184,12 +184,12 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     }
   });
 
-  it('scale-down: the real MachineSet controller deletes exactly the Machines Headroom marked with delete-machine', async function () {
+  it('scale-down: the real MachineSet controller deletes exactly the Machines Headroom marked with delete-machine; at min size Headroom marks nothing', async function () {
     this.timeout(240_000);
     const s = await scenario('capi-down');
     try {
       await s.template('small', { capacity: { cpu: '2', memory: '4Gi' } });
-      await s.machineDeployment('md', { replicas: 5, min: 1, max: 6, template: 'small' });
+      await s.machineDeployment('md', { replicas: 5, min: 3, max: 6, template: 'small' });
       const before = await s.machinesWithNodes(5);
       const actuator = new KubeActuator({ management: client, capiVersion: 'v1beta2' });
       const group = { kind: 'MachineDeployment' as const, namespace: s.ns, name: 'md' };
@@ -208,6 +208,12 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
         return victims.every((v) => !names.has(nodeRefOf(v))) && names.size === 3;
       }, { timeoutMs: 60_000 });
       expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'))).spec?.replicas).to.equal(3);
+      // At min size: refused, nothing marked, nothing removed.
+      const other = left[0]!.metadata!.name!;
+      expect(await actuator.deleteMachine(group, { namespace: s.ns, name: other }, 'test')).to.deep.equal({ replicas: 3, written: false });
+      expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machines', other))).metadata?.annotations?.['cluster.x-k8s.io/delete-machine']).to.equal(undefined);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await s.machines()).filter((m) => !m.metadata?.deletionTimestamp)).to.have.length(3);
     } finally {
       await s.cleanup();
     }

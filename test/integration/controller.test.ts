@@ -313,39 +313,6 @@ describe('headroom controller on a real control plane', function () {
     }
   });
 
-  it('removes a specific node through delete-machine (the fixture deletes that Machine, not the newest) and holds min size', async function () {
-    this.timeout(120_000);
-    const s = await scenario('ctl-del');
-    try {
-      await s.createGroup('MachineDeployment', { name: 'md', replicas: 3, min: 2, max: 5, cpu: '4', memory: '16Gi' });
-      const ctl = await s.startController();
-      const nodes = await waitForReadyNodes(kc, fixtureNodeSelector({ namespace: s.ns }), 3);
-      const machines = (await eventually('3 Machines with nodeRefs', async () => {
-        const items = (await client.get<{ items: UnstructuredObject[] }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines`)).items;
-        return items.length === 3 && items.every((m) => (m.status as { nodeRef?: unknown } | undefined)?.nodeRef) ? items : false;
-      }, { timeoutMs: 20_000 }))
-        .sort((x, y) => String(x.metadata?.creationTimestamp).localeCompare(String(y.metadata?.creationTimestamp)) || String(x.metadata?.name).localeCompare(String(y.metadata?.name)));
-      expect(machines).to.have.length(3);
-      const victim = machines[0]!.metadata!.name!;
-      const victimNode = (machines[0]!.status as { nodeRef?: { name: string } }).nodeRef?.name;
-      expect(nodes.map((n) => n.metadata?.name)).to.include(victimNode);
-      const g = { kind: 'MachineDeployment' as const, namespace: s.ns, name: 'md' };
-      expect(await ctl.actuator!.deleteMachine(g, { namespace: s.ns, name: victim, nodeName: victimNode }, 'test: empty node')).to.deep.equal({ replicas: 2, written: true });
-      const left = await waitForReadyNodes(kc, fixtureNodeSelector({ namespace: s.ns }), 2);
-      expect(left.map((n) => n.metadata?.name)).not.to.include(victimNode);
-      // At min size: refused, nothing marked, nothing removed.
-      const other = machines[1]!.metadata!.name!;
-      expect(await ctl.actuator!.deleteMachine(g, { namespace: s.ns, name: other }, 'test')).to.deep.equal({ replicas: 2, written: false });
-      const m = await client.get<UnstructuredObject>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machines/${other}`);
-      expect(m.metadata?.annotations?.['cluster.x-k8s.io/delete-machine']).to.equal(undefined);
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(await s.replicas('machinedeployments', 'md')).to.equal(2);
-      await waitForReadyNodes(kc, fixtureNodeSelector({ namespace: s.ns }), 2);
-    } finally {
-      await s.cleanup();
-    }
-  });
-
   it('creates standalone Machines from a NodePool\'s templates for pending pods, within the pool\'s node limit', async function () {
     this.timeout(120_000);
     const s = await scenario('ctl-standalone');
