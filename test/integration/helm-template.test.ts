@@ -471,11 +471,13 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(g.filter((x) => x.startsWith('argoproj.io/'))).to.deep.equal(['argoproj.io/rollouts/scale:get']);
     });
 
-    it('grants nodes patch only while the Disruptor runs, and no Role when nothing namespaced is used', async () => {
-      const off = await renderChart(NS, { 'controller.disruption': false });
+    it('grants nodes patch only while the Disruptor runs (or prediction marks nodes), and no Role when nothing namespaced is used', async () => {
+      const off = await renderChart(NS, { 'controller.disruption': false, 'controller.prediction.enabled': false });
       expect(grants(onlyOne<V1ClusterRole>(off, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
-      const noRbac = await renderChart(NS, { 'rbac.disruption': false });
+      const noRbac = await renderChart(NS, { 'rbac.disruption': false, 'controller.prediction.enabled': false });
       expect(grants(onlyOne<V1ClusterRole>(noRbac, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
+      const predicting = await renderChart(NS, { 'controller.disruption': false });
+      expect(grants(onlyOne<V1ClusterRole>(predicting, 'ClusterRole').rules!).filter((g) => g === '/nodes:patch')).to.have.length(1);
       const single = await renderChart(NS, { 'controller.leaderElect': false, 'controller.prediction.enabled': false, replicaCount: 1 });
       expect(ofKind(single, 'Role')).to.deep.equal([]);
       expect(ofKind(single, 'RoleBinding')).to.deep.equal([]);
