@@ -1,4 +1,6 @@
-import type { Bin, ClassLevel, PackingState } from './packing-state.js';
+import type { Bin } from './bins.js';
+import type { ClassLevel } from './class-levels.js';
+import type { PackingState } from './packing-state.js';
 import { fitCount } from './pod-classes.js';
 
 const MAX_IDS = 4;

@@ -1,7 +1,9 @@
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { CPU, MEMORY } from '../scheduling/resources.js';
+import type { Bin } from './bins.js';
+import type { ClassLevel } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
-import { type Bin, type ClassLevel, PackingState } from './packing-state.js';
+import { PackingState } from './packing-state.js';
 import type { Plan } from './plan.js';
 import { type SolveOptions, emptyPlan } from './solve-options.js';
 

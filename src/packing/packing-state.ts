@@ -1,127 +1,35 @@
-// Over 400 lines: the packer's mutable state still holds bins, topology counters
-// (spread, affinity), group room / pool limits and right-sizing in one class, because
-// they share the per-bin arrays on the hot path. Splitting it by concept (Karpenter's
-// scheduler layout) is issue 11 step 3, not done yet.
+// Over 400 lines: the solve's constructor (topology classes, existing bins, class
+// ladders bound to shared counters) and the static feasibility caches stay with the
+// state both packers drive; bins, topology, group room and right-sizing are apart.
 import type { V1Taint } from '@kubernetes/client-node';
-import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, SnapshotNode } from '../cluster/snapshot.js';
 import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
-import {
-  DomainCounts, type ResolvedAffinityTerm, requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects,
-} from '../scheduling/pod-affinity.js';
+import { requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects } from '../scheduling/pod-affinity.js';
 import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
-import { CPU, MEMORY, type Resources, addInto, subtract } from '../scheduling/resources.js';
+import { type Resources, addInto, subtract } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { HARD_TAINT_EFFECTS, formatTaint, untoleratedTaint } from '../scheduling/taints.js';
-import {
-  HOSTNAME, type ResolvedSpread, globalMinimum, resolveSpread, spreadAllowance, spreadCountsNode, spreadSelects,
-} from '../scheduling/topology-spread.js';
+import { HOSTNAME, resolveSpread, spreadSelects } from '../scheduling/topology-spread.js';
 import { volumeTopologyReason } from '../scheduling/volume-topology.js';
+import type { Bin, GroupInfo } from './bins.js';
+import type { ClassLevel, ClassState } from './class-levels.js';
+import { GroupRoom } from './group-room.js';
 import type { Placement, Plan, ScaleUp, UnschedulablePod } from './plan.js';
 import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
+import { rightSize } from './right-size.js';
+import { type OwnerCounter, type SpreadRef, Topology } from './topology.js';
 
 const ALL_TAINT_EFFECTS: readonly string[] = [...HARD_TAINT_EFFECTS, 'PreferNoSchedule'];
 const EMPTY = new Uint8Array(0);
 
-/** A node group as the packer sees it: what a new node offers after DaemonSet overhead. */
-export interface GroupInfo {
-  index: number;
-  group: NodeGroup;
-  /** Allocatable minus DaemonSet overhead: what pending pods can use on a new node. */
-  capacity: Resources;
-  labels: Record<string, string>;
-  taints: V1Taint[];
-  /** Topology class: groups whose nodes share every topology-key value in use (hostname aside). */
-  tclass: number;
-}
-
-/** A node pods can be placed on: an existing / in-flight node, or a new node this solve adds. */
-export interface Bin {
-  index: number;
-  name: string;
-  labels: Record<string, string>;
-  taints: V1Taint[];
-  free: Resources;
-  ports: HostPort[];
-  existing: boolean;
-  /** Existing nodes: index into existingBins; new nodes: -1. */
-  existingIndex: number;
-  /** Existing and in-flight nodes: the snapshot node. */
-  node?: SnapshotNode;
-  /** New nodes: the group it would be a node of (may change when right-sized). */
-  gi: number;
-  tclass: number;
-  /** Requests placed here by this solve (new nodes). */
-  used: Resources;
-  contents: Array<{ cl: ClassLevel; n: number }>;
-  /** Share of the remaining demand this bin was opened for (quota of each class). */
-  share: number;
-  /** Quota bookkeeping: the class last placed here and how many of it. */
-  lastClass: number;
-  lastClassCount: number;
-}
-
-interface TermCounter { term: ResolvedAffinityTerm; counts: DomainCounts }
-interface OwnerCounter { term: ResolvedAffinityTerm; owners: DomainCounts }
-interface SpreadCounter {
-  spec: ResolvedSpread;
-  proto: SchedulingPod;
-  counts: DomainCounts;
-  existingEligible: Uint8Array;
-  groupEligible: Uint8Array;
-  /** Non-hostname keys: every domain a pod could land in (existing nodes and groups with room at start). */
-  domains: string[];
-  eligibleGroups: number[];
-  /** Hostname keys: the (domains, minimum) last computed, valid while `version` is unchanged. */
-  cacheVersion: number;
-  cacheDomains: number;
-  cacheMin: number;
-}
-
-export interface SpreadRef { counter: SpreadCounter; self: boolean; maxSkew: number; minDomains: number }
-export interface TermRef { counter: TermCounter; self: boolean }
-
-/** A class at one rung of its relaxation ladder, with its constraints bound to shared counters. */
-export interface ClassLevel {
-  cls: PodClass;
-  level: number;
-  last: boolean;
-  pod: SchedulingPod;
-  avoidPreferNoSchedule: boolean;
-  relaxed: string[];
-  affinity: TermRef[];
-  anti: TermRef[];
-  spreads: SpreadRef[];
-  /** Whether some constraint depends on non-hostname domains (zone spread, zone affinity...). */
-  zonal: boolean;
-  /** 0 unknown, 1 feasible, 2 not: static checks against each group's template. */
-  groupFeasible: Uint8Array;
-  existingFeasible: Uint8Array;
-}
-
-export interface ClassState {
-  cls: PodClass;
-  levels: ClassLevel[];
-  /** Required anti-affinity terms of other (and its own) pods that select this class. */
-  owners: OwnerCounter[];
-  /** Counters this class's pods add to when placed. */
-  matchTerms: TermCounter[];
-  matchSpreads: SpreadCounter[];
-  ownTerms: OwnerCounter[];
-  /** Pods of the class not placed yet. */
-  remaining: number;
-  /** Pods of the class reported unschedulable. */
-  unschedulable: number;
-  /** Per-node cap from hostname anti-affinity / spread, and the key of the pods sharing it. */
-  hostnameCap: number;
-  hostnameKey?: string;
-}
-
 /**
- * The mutable state of one solve: bins, counters for affinity / anti-affinity /
- * spread (counted incrementally per domain), static feasibility caches per class
- * level and group, group sizes and NodePool usage. Both packers (the cost-aware
- * one in solve.ts and the FFD baseline) drive it; it turns the result into a Plan.
+ * The mutable state of one solve, composed of its parts: the bins (bins.ts), the
+ * affinity / spread counters (Topology, which sees only a narrow view of this state),
+ * group room and NodePool usage (GroupRoom) and right-sizing (right-size.ts). It
+ * keeps the static feasibility caches per class level and group. Both packers (the
+ * cost-aware one in solve.ts and the FFD baseline) drive it; it turns the result
+ * into a Plan.
  */
 export class PackingState {
   readonly groups: GroupInfo[];
@@ -135,21 +43,19 @@ export class PackingState {
   /** Nodes a group may still add: maxSize - replicas - added. */
   readonly groupRoom: Int32Array;
   readonly added: Int32Array;
+  private readonly room: GroupRoom;
+  private readonly topology: Topology;
   readonly newBinsPerTclass: number[] = [];
   readonly remainingDemand: Resources = {};
   readonly hostnameDemand = new Map<string, { remaining: number; cap: number }>();
   readonly unschedulable: UnschedulablePod[] = [];
 
-  private readonly poolUsed = new Map<string, { cpu: number; memory: number; nodes: number }>();
-  private readonly termCounters = new Map<string, TermCounter>();
-  private readonly ownerCounters = new Map<string, OwnerCounter>();
-  private readonly spreadCounters = new Map<string, SpreadCounter>();
   private readonly nodeNames = new Set<string>();
   private nextName = 0;
   /** Why the last dynamic check failed, for reasons. */
   lastBlock = '';
   /** Bumped whenever counts, bins or group room change (cache key). */
-  private version = 0;
+  version = 0;
 
   constructor(readonly snapshot: ClusterSnapshot) {
     const pods = snapshot.pendingPods;
@@ -201,10 +107,10 @@ export class PackingState {
       const gb = this.groups[b]!.group;
       return gb.weight - ga.weight || ga.pricePerHour - gb.pricePerHour || a - b;
     });
-    this.groupRoom = new Int32Array(this.groups.length);
-    this.added = new Int32Array(this.groups.length);
-    for (const g of this.groups) this.groupRoom[g.index] = Math.max(0, g.group.maxSize - g.group.replicas);
-    for (const [pool, lim] of Object.entries(snapshot.limits)) this.poolUsed.set(pool, { ...lim.used });
+    this.room = new GroupRoom(this.groups, snapshot.limits);
+    this.groupRoom = this.room.room;
+    this.added = this.room.added;
+    this.topology = new Topology(this);
 
     // Existing and in-flight nodes: real nodes first, then capacity on its way.
     const ordered = [...snapshot.nodes.filter((n) => !n.inFlight), ...snapshot.nodes.filter((n) => n.inFlight)];
@@ -235,17 +141,17 @@ export class PackingState {
       return { cls, levels, owners: [], matchTerms: [], matchSpreads: [], ownTerms: [], remaining: cls.pods.length, unschedulable: 0, hostnameCap: Infinity };
     });
     for (const cs of this.classes) {
-      for (const t of requiredAntiAffinityTerms(cs.cls.proto)) cs.ownTerms.push(this.ownerCounter(resolveAffinityTerm(t, cs.cls.proto, snapshot.namespaceLabels)));
+      for (const t of requiredAntiAffinityTerms(cs.cls.proto)) cs.ownTerms.push(this.topology.ownerCounter(resolveAffinityTerm(t, cs.cls.proto, snapshot.namespaceLabels)));
     }
     const binOfNode = new Map(this.existingBins.map((b) => [b.node!, b]));
     const existingOwners: Array<{ counter: OwnerCounter; bin: Bin }> = [];
     for (const { pod, node } of antiOwners) {
       const bin = binOfNode.get(node)!;
-      for (const t of requiredAntiAffinityTerms(pod)) existingOwners.push({ counter: this.ownerCounter(resolveAffinityTerm(t, pod, snapshot.namespaceLabels)), bin });
+      for (const t of requiredAntiAffinityTerms(pod)) existingOwners.push({ counter: this.topology.ownerCounter(resolveAffinityTerm(t, pod, snapshot.namespaceLabels)), bin });
     }
-    const termList = [...this.termCounters.values()];
-    const spreadList = [...this.spreadCounters.values()];
-    const ownerList = [...this.ownerCounters.values()];
+    const termList = this.topology.terms();
+    const spreadList = this.topology.spreads();
+    const ownerList = this.topology.owners();
     for (const cs of this.classes) {
       const p = cs.cls.proto;
       cs.matchTerms = termList.filter((t) => termSelects(t.term, p.namespace, p.labels));
@@ -270,26 +176,7 @@ export class PackingState {
       }
     }
 
-    // Count the pods already running, grouped by (namespace, labels) so each group is matched once.
-    const running = new Map<string, { pod: SchedulingPod; bins: Bin[] }>();
-    if (termList.length || spreadList.length) for (const bin of this.existingBins) {
-      for (const p of bin.node!.pods) {
-        const k = `${p.namespace}\u0000${JSON.stringify(p.labels)}`;
-        const e = running.get(k) ?? { pod: p, bins: [] };
-        e.bins.push(bin);
-        running.set(k, e);
-      }
-    }
-    for (const { pod, bins } of running.values()) {
-      const terms = termList.filter((t) => termSelects(t.term, pod.namespace, pod.labels));
-      const spreads = spreadList.filter((s) => spreadSelects(s.spec, pod.namespace, pod.labels));
-      for (const bin of bins) {
-        for (const t of terms) t.counts.add(bin.labels[t.term.topologyKey], 1);
-        for (const s of spreads) if (s.existingEligible[bin.existingIndex]) s.counts.add(bin.labels[s.spec.topologyKey], 1);
-      }
-    }
-    for (const { counter, bin } of existingOwners) counter.owners.add(bin.labels[counter.term.topologyKey], 1);
-    for (const s of spreadList) this.initSpreadDomains(s);
+    this.topology.countRunning(existingOwners);
   }
 
   private makeBin(name: string, labels: Record<string, string>, taints: V1Taint[], free: Resources, existing: boolean): Bin {
@@ -301,58 +188,16 @@ export class PackingState {
     return bin;
   }
 
-  private termCounter(term: ResolvedAffinityTerm): TermCounter {
-    let c = this.termCounters.get(term.signature);
-    if (!c) { c = { term, counts: new DomainCounts() }; this.termCounters.set(term.signature, c); }
-    return c;
-  }
-
-  private ownerCounter(term: ResolvedAffinityTerm): OwnerCounter {
-    let c = this.ownerCounters.get(term.signature);
-    if (!c) { c = { term, owners: new DomainCounts() }; this.ownerCounters.set(term.signature, c); }
-    return c;
-  }
-
-  private spreadCounter(spec: ResolvedSpread, proto: SchedulingPod): SpreadCounter {
-    let c = this.spreadCounters.get(spec.signature);
-    if (!c) {
-      c = {
-        spec, proto, counts: new DomainCounts(), domains: [], eligibleGroups: [], cacheVersion: -1, cacheDomains: 0, cacheMin: 0,
-        existingEligible: new Uint8Array(this.existingBins.length), groupEligible: new Uint8Array(this.groups.length),
-      };
-      for (const b of this.existingBins) c.existingEligible[b.existingIndex] = spreadCountsNode(spec, proto, b.labels, b.taints) ? 1 : 0;
-      for (const g of this.groups) {
-        if (spreadCountsNode(spec, proto, this.candidateNodeLabels(g.index), g.taints)) {
-          c.groupEligible[g.index] = 1;
-          c.eligibleGroups.push(g.index);
-        }
-      }
-      this.spreadCounters.set(spec.signature, c);
-    }
-    return c;
-  }
-
-  private initSpreadDomains(s: SpreadCounter): void {
-    const key = s.spec.topologyKey;
-    if (key === HOSTNAME) return;
-    const set = new Set<string>();
-    for (const b of this.existingBins) if (s.existingEligible[b.existingIndex] && !this.binUnschedulable(b)) set.add(b.labels[key]!);
-    for (const gi of s.eligibleGroups) if (this.groupRoom[gi]! > 0) set.add(this.groups[gi]!.labels[key]!);
-    // Cordoned nodes still hold counted pods, and kube-scheduler still sees their domains.
-    for (const b of this.existingBins) if (s.existingEligible[b.existingIndex]) set.add(b.labels[key]!);
-    s.domains = [...set].sort();
-  }
-
   private bindLevel(cls: PodClass, l: RelaxationLevel, level: number, last: boolean): ClassLevel {
     const ns = this.snapshot.namespaceLabels;
-    const affinity = requiredAffinityTerms(l.pod).map((t) => ({ counter: this.termCounter(resolveAffinityTerm(t, l.pod, ns)), self: false }));
-    const anti = requiredAntiAffinityTerms(l.pod).map((t) => ({ counter: this.termCounter(resolveAffinityTerm(t, l.pod, ns)), self: false }));
+    const affinity = requiredAffinityTerms(l.pod).map((t) => ({ counter: this.topology.termCounter(resolveAffinityTerm(t, l.pod, ns)), self: false }));
+    const anti = requiredAntiAffinityTerms(l.pod).map((t) => ({ counter: this.topology.termCounter(resolveAffinityTerm(t, l.pod, ns)), self: false }));
     const spreads: SpreadRef[] = [];
     for (const c of l.pod.topologySpreadConstraints) {
       // Eligibility and signature come from the pod's own (unrelaxed) node affinity, as kube-scheduler counts.
       const spec = resolveSpread(c, cls.proto);
       if (!spec.hard) continue;
-      spreads.push({ counter: this.spreadCounter(spec, cls.proto), self: false, maxSkew: spec.maxSkew, minDomains: spec.minDomains });
+      spreads.push({ counter: this.topology.spreadCounter(spec, cls.proto), self: false, maxSkew: spec.maxSkew, minDomains: spec.minDomains });
     }
     const zonal = affinity.some((r) => r.counter.term.topologyKey !== HOSTNAME)
       || spreads.some((r) => r.counter.spec.topologyKey !== HOSTNAME);
@@ -414,41 +259,6 @@ export class PackingState {
 
   // ---- dynamic constraints -----------------------------------------------------------
 
-  private spreadMin(ref: SpreadRef): number {
-    const c = ref.counter;
-    if (c.spec.topologyKey === HOSTNAME) {
-      // Counts and bins only change on place / open / release: reuse the last answer until then.
-      if (c.cacheVersion !== this.version) {
-        c.cacheVersion = this.version;
-        c.cacheDomains = Infinity;
-        c.cacheMin = 0;
-        // A new node is a new, empty domain while some eligible group can still add one (as Karpenter counts).
-        if (!c.eligibleGroups.some((gi) => this.canOpen(gi))) {
-          let n = 0;
-          let min = Infinity;
-          for (const b of this.bins) {
-            const elig = b.existing ? c.existingEligible[b.existingIndex] : c.groupEligible[b.gi];
-            if (!elig) continue;
-            n++;
-            const v = c.counts.get(b.name);
-            if (v < min) min = v;
-          }
-          c.cacheDomains = n;
-          c.cacheMin = min === Infinity ? 0 : min;
-        }
-      }
-      return c.cacheDomains < ref.minDomains ? 0 : c.cacheMin;
-    }
-    const d = c.domains;
-    let min = Infinity;
-    for (let i = 0; i < d.length; i++) { const v = c.counts.get(d[i]!); if (v < min) min = v; }
-    return globalMinimum([min], d.length, ref.minDomains);
-  }
-
-  private spreadEligible(c: SpreadCounter, bin: Bin): boolean {
-    return bin.existing ? c.existingEligible[bin.existingIndex] === 1 : c.groupEligible[bin.gi] === 1;
-  }
-
   /**
    * How many pods of the class level the bin's topology, ports and pod (anti-)affinity
    * allow now, resources aside. 0 sets `lastBlock` to the constraint that refused.
@@ -460,34 +270,8 @@ export class PackingState {
       if (hostPortsConflict(pod.hostPorts, bin.ports)) { this.lastBlock = 'host port conflict'; return 0; }
       n = 1;
     }
-    for (let i = 0; i < cl.anti.length; i++) {
-      const r = cl.anti[i]!;
-      const d = labels[r.counter.term.topologyKey];
-      if (d === undefined) continue;
-      if (r.counter.counts.get(d) > 0) { this.lastBlock = `pod anti-affinity (${r.counter.term.topologyKey})`; return 0; }
-      if (r.self && n > 1) n = 1;
-    }
-    const owners = this.classes[cl.cls.index]!.owners;
-    for (let i = 0; i < owners.length; i++) {
-      const o = owners[i]!;
-      const d = labels[o.term.topologyKey];
-      if (d !== undefined && o.owners.get(d) > 0) { this.lastBlock = `anti-affinity of running or placed pods (${o.term.topologyKey})`; return 0; }
-    }
-    for (let i = 0; i < cl.affinity.length; i++) {
-      const r = cl.affinity[i]!;
-      const d = labels[r.counter.term.topologyKey];
-      const ok = d !== undefined && (r.counter.counts.get(d) > 0 || (r.self && r.counter.counts.total === 0));
-      if (!ok) { this.lastBlock = `pod affinity (${r.counter.term.topologyKey})`; return 0; }
-    }
-    for (let i = 0; i < cl.spreads.length; i++) {
-      const r = cl.spreads[i]!;
-      const key = r.counter.spec.topologyKey;
-      const d = labels[key];
-      if (d === undefined) { this.lastBlock = `topology spread (${key}): node has no ${key} label`; return 0; }
-      const a = spreadAllowance(r.counter.counts.get(d), this.spreadMin(r), r.maxSkew, r.self && this.spreadEligible(r.counter, bin));
-      if (a <= 0) { this.lastBlock = `topology spread (${key}, maxSkew ${r.maxSkew})`; return 0; }
-      if (a < n) n = a;
-    }
+    n = this.topology.allowance(cl, this.classes[cl.cls.index]!.owners, bin, labels, n);
+    if (n === 0) this.lastBlock = this.topology.lastBlock;
     return n;
   }
 
@@ -514,9 +298,7 @@ export class PackingState {
       this.remainingDemand[k] = (this.remainingDemand[k] ?? 0) - v;
     }
     if (cl.pod.hostPorts.length) bin.ports.push(...cl.pod.hostPorts);
-    for (const t of cs.matchTerms) t.counts.add(bin.labels[t.term.topologyKey], n);
-    for (const o of cs.ownTerms) o.owners.add(bin.labels[o.term.topologyKey], n);
-    for (const s of cs.matchSpreads) if (this.spreadEligible(s, bin)) s.counts.add(bin.labels[s.spec.topologyKey], n);
+    this.topology.place(cs, bin, n);
     const last = bin.contents[bin.contents.length - 1];
     if (last && last.cl === cl) last.n += n;
     else bin.contents.push({ cl, n });
@@ -528,44 +310,24 @@ export class PackingState {
 
   // ---- groups, limits and new nodes --------------------------------------------------
 
-  private poolFits(gi: number, sign: number, extra?: number): boolean {
-    const g = this.groups[gi]!.group;
-    if (!g.nodePool) return true;
-    const lim = this.snapshot.limits[g.nodePool];
-    if (!lim) return true;
-    const used = this.poolUsed.get(g.nodePool)!;
-    const a = g.template.allocatable;
-    const cpu = used.cpu + sign * (a[CPU] ?? 0) - (extra ?? 0);
-    const mem = used.memory + sign * (a[MEMORY] ?? 0);
-    const nodes = used.nodes + sign;
-    return (lim.cpu === undefined || cpu <= lim.cpu) && (lim.memory === undefined || mem <= lim.memory)
-      && (lim.nodes === undefined || nodes <= lim.nodes);
-  }
-
   /** Whether one more node of the group stays within its max size and its NodePool's limits. */
   canOpen(gi: number): boolean {
-    return this.groupRoom[gi]! > 0 && this.poolFits(gi, 1);
+    return this.room.canOpen(gi);
+  }
+
+  /** Whether the group has room for a node (max size; pool limits aside). */
+  hasRoom(gi: number): boolean {
+    return this.groupRoom[gi]! > 0;
   }
 
   /** Why a group cannot add a node (undefined: it can). */
   openReason(gi: number): string | undefined {
-    const g = this.groups[gi]!.group;
-    if (this.groupRoom[gi]! <= 0) return `max size ${g.maxSize} reached`;
-    if (!this.poolFits(gi, 1)) return `NodePool ${g.nodePool} limits reached`;
-    return undefined;
+    return this.room.openReason(gi);
   }
 
   private account(gi: number, sign: number): void {
     this.version++;
-    this.groupRoom[gi] = this.groupRoom[gi]! - sign;
-    this.added[gi] = this.added[gi]! + sign;
-    const g = this.groups[gi]!.group;
-    if (g.nodePool && this.snapshot.limits[g.nodePool]) {
-      const used = this.poolUsed.get(g.nodePool)!;
-      used.cpu += sign * (g.template.allocatable[CPU] ?? 0);
-      used.memory += sign * (g.template.allocatable[MEMORY] ?? 0);
-      used.nodes += sign;
-    }
+    this.room.account(gi, sign);
   }
 
   private freshName(): string {
@@ -632,42 +394,12 @@ export class PackingState {
 
   /** Whether switching the bin to group gi respects max size and pool limits. */
   canSwitch(bin: Bin, gi: number): boolean {
-    if (gi === bin.gi) return true;
-    if (this.groupRoom[gi]! <= 0) return false;
-    const from = this.groups[bin.gi]!.group;
-    const to = this.groups[gi]!.group;
-    if (!to.nodePool || !this.snapshot.limits[to.nodePool]) return true;
-    if (from.nodePool !== to.nodePool) return this.poolFits(gi, 1);
-    // Same pool: the node count is unchanged; only the resource difference matters.
-    const lim = this.snapshot.limits[to.nodePool]!;
-    const used = this.poolUsed.get(to.nodePool)!;
-    const dc = (to.template.allocatable[CPU] ?? 0) - (from.template.allocatable[CPU] ?? 0);
-    const dm = (to.template.allocatable[MEMORY] ?? 0) - (from.template.allocatable[MEMORY] ?? 0);
-    return (lim.cpu === undefined || used.cpu + dc <= lim.cpu) && (lim.memory === undefined || used.memory + dm <= lim.memory);
+    return this.room.canSwitch(bin.gi, gi);
   }
 
-  /**
-   * Right-sizing: each new node becomes the cheapest group of its topology class
-   * that holds its pods (ties: less capacity left stranded).
-   */
+  /** Right-sizing (right-size.ts): each new node becomes the cheapest group of its topology class that holds its pods. */
   rightSize(): void {
-    for (const bin of this.newBins) {
-      const cur = this.groups[bin.gi]!;
-      let best = bin.gi;
-      let bestPrice = cur.group.pricePerHour;
-      let bestCap = capacityWeight(cur.capacity);
-      for (const gi of this.tclasses[cur.tclass]!) {
-        const g = this.groups[gi]!;
-        if (g.group.pricePerHour > bestPrice) break;
-        if (gi === best) continue;
-        const w = capacityWeight(g.capacity);
-        if (g.group.pricePerHour === bestPrice && w >= bestCap) continue;
-        if (g.group.weight < cur.group.weight) continue;
-        if (!this.canHold(bin, gi) || !this.canSwitch(bin, gi)) continue;
-        best = gi; bestPrice = g.group.pricePerHour; bestCap = w;
-      }
-      if (best !== bin.gi) this.regroup(bin, best);
-    }
+    rightSize(this);
   }
 
   // ---- result ------------------------------------------------------------------------
@@ -716,9 +448,4 @@ export class PackingState {
     const unschedulable = [...this.unschedulable].sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
     return { scaleUps, placements, unschedulable, cost: { addedPerHour: Math.round(cost * 1e6) / 1e6 } };
   }
-}
-
-/** A scalar for "how much capacity": cores plus GiB, enough to break price ties toward smaller nodes. */
-export function capacityWeight(r: Resources): number {
-  return (r[CPU] ?? 0) / 1000 + (r[MEMORY] ?? 0) / 2 ** 30;
 }

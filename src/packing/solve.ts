@@ -1,8 +1,10 @@
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
+import type { Bin } from './bins.js';
+import type { ClassLevel, ClassState } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
-import { type Bin, type ClassLevel, type ClassState, PackingState } from './packing-state.js';
 import { ffd } from './ffd.js';
+import { PackingState } from './packing-state.js';
 import type { Plan } from './plan.js';
 import { type SolveOptions, betterPlan, emptyPlan } from './solve-options.js';
 
