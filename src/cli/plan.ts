@@ -4,6 +4,7 @@ import { NodePoolError } from '../api/nodepool.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { LoadError, type LoadInput, loadObjects } from '../cluster/load-objects.js';
+import type { ClusterObjects } from '../cluster/objects.js';
 import type { Plan } from '../packing/plan.js';
 import { solve } from '../packing/solve.js';
 import { capacityBufferPods, resolveCapacityBuffers, type BufferResolution } from '../provisioning/capacity-buffers.js';
@@ -16,6 +17,9 @@ import { emptyPredictionState } from '../prediction/state.js';
 import { QuantityError } from '../scheduling/quantity.js';
 import { holdCapacity, pausedGroups } from '../provisioning/provision-failures.js';
 import { type Command, CliError, UsageError } from './command.js';
+import { readLiveObjects } from './plan-live.js';
+import { explainPod } from './plan-why.js';
+import { stringify as stringifyYaml } from 'yaml';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
 
@@ -68,8 +72,19 @@ export interface PlanResult {
  * in the result (as the controller reports it in its status), not fatal.
  */
 export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (msg: string) => void, now = Date.now()): Promise<PlanResult> {
+  let loaded: ClusterObjects;
   try {
-    const loaded = loadObjects(inputs);
+    loaded = loadObjects(inputs);
+  } catch (err) {
+    if (err instanceof LoadError) throw new CliError(oneLine(err.message));
+    throw err;
+  }
+  return planFromObjects(loaded, onWarning, now);
+}
+
+/** The same plan from objects already read (a live cluster's, for `--kubeconfig`). */
+export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: string) => void, now = Date.now()): Promise<PlanResult> {
+  try {
     const provisioningRequests = await decideProvisioningRequests(loaded, now, solve);
     const objects = applyDecisions(loaded, provisioningRequests);
     const capacityBuffers = resolveCapacityBuffers(objects);
@@ -197,9 +212,10 @@ export function planText(result: PlanResult): string {
 
 export const planCommand: Command = {
   name: 'plan',
-  summary: 'print the scale-up plan for Kubernetes objects in files, without touching any cluster',
+  summary: 'print the scale-up plan for objects in files, or read-only for a live cluster (--kubeconfig)',
   usage: [
-    'Usage: headroom plan -f FILE|DIR|- [-f ...] [-o json|text]',
+    'Usage: headroom plan -f FILE|DIR|- [-f ...] [-o json|yaml|text]',
+    '       headroom plan --kubeconfig FILE [--management-kubeconfig FILE] [--why NAMESPACE/POD] [-o json|yaml|text]',
     '',
     'Reads Pods, Nodes, DaemonSets, PVs, PVCs, StorageClasses, Namespaces, Cluster API',
     'MachineDeployments / MachineSets / MachinePools / Machines, headroom.dev NodePools, and',
@@ -212,7 +228,11 @@ export const planCommand: Command = {
     '',
     'Options:',
     '  -f, --filename FILE|DIR|-  input (repeatable); a directory reads its *.yaml, *.yml, *.json; - is stdin',
-    '  -o, --output json|text     output format (default text)',
+    '  -o, --output json|yaml|text output format (default text)',
+    '      --kubeconfig FILE      plan for a live cluster instead: read (list and watch) what the controller',
+    '                             reads, write nothing, and print what Headroom would do now',
+    '      --management-kubeconfig FILE  the cluster holding the CAPI objects (default: the same)',
+    '      --why NAMESPACE/POD    why that pod is pending and what would be provisioned for it',
     '      --at TIME              plan as of this RFC 3339 time (default now): which CronJob runs are due',
     '',
     'With CronJobs, HPAs and Deployments in the input, NodePools with spec.prediction.enabled',
@@ -223,18 +243,42 @@ export const planCommand: Command = {
   options: {
     filename: { type: 'string', short: 'f', multiple: true },
     output: { type: 'string', short: 'o', default: 'text' },
+    kubeconfig: { type: 'string' },
+    'management-kubeconfig': { type: 'string' },
+    why: { type: 'string' },
     at: { type: 'string' },
   },
   async run(values) {
     const files = (values.filename as string[] | undefined) ?? [];
-    if (files.length === 0) throw new UsageError('plan: -f FILE|DIR|- is required');
+    const kubeconfig = values.kubeconfig as string | undefined;
+    if (files.length === 0 && !kubeconfig) throw new UsageError('plan: -f FILE|DIR|- or --kubeconfig FILE is required');
+    if (files.length > 0 && kubeconfig) throw new UsageError('plan: -f and --kubeconfig do not go together');
+    if (values['management-kubeconfig'] !== undefined && !kubeconfig) throw new UsageError('plan: --management-kubeconfig needs --kubeconfig');
+    const why = values.why as string | undefined;
+    if (why !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(why)) throw new UsageError(`plan: --why takes NAMESPACE/POD, got "${why}"`);
     const output = values.output as string;
-    if (output !== 'json' && output !== 'text') throw new UsageError(`plan: unknown output format "${output}" (json or text)`);
+    if (output !== 'json' && output !== 'yaml' && output !== 'text') throw new UsageError(`plan: unknown output format "${output}" (json, yaml or text)`);
     const atRaw = values.at as string | undefined;
     const at = atRaw === undefined ? Date.now() : Date.parse(atRaw);
     if (Number.isNaN(at) || (atRaw !== undefined && !/^\d{4}-\d{2}-\d{2}T/.test(atRaw))) throw new UsageError(`plan: --at must be an RFC 3339 time, got "${atRaw}"`);
-    const result = await planFromInputs(readInputs(files), (msg) => console.error(`headroom: warning: ${oneLine(msg)}`), at);
-    process.stdout.write(`${output === 'json' ? planJson(result) : planText(result)}\n`);
+    const warn = (msg: string) => console.error(`headroom: warning: ${oneLine(msg)}`);
+    let result: PlanResult;
+    let objects: ClusterObjects | undefined;
+    if (kubeconfig) {
+      const mgmt = values['management-kubeconfig'] as string | undefined;
+      objects = await readLiveObjects({ kubeconfig, ...(mgmt ? { managementKubeconfig: mgmt } : {}) });
+      result = await planFromObjects(objects, warn, at);
+    } else {
+      const inputs = readInputs(files);
+      result = await planFromInputs(inputs, warn, at);
+      if (why !== undefined) objects = loadObjects(inputs);
+    }
+    if (why !== undefined) {
+      const text = explainPod(result, objects!, why);
+      process.stdout.write(output === 'text' ? `${text}\n` : output === 'json' ? `${JSON.stringify({ pod: why, why: text.split('\n') }, null, 2)}\n` : stringifyYaml({ pod: why, why: text.split('\n') }));
+      return 0;
+    }
+    process.stdout.write(output === 'text' ? `${planText(result)}\n` : output === 'json' ? `${planJson(result)}\n` : stringifyYaml(JSON.parse(planJson(result))));
     return 0;
   },
 };
