@@ -178,4 +178,67 @@ describe('disruption on a real control plane', function () {
       await deleteTestNamespace(kc, ns).catch(() => {});
     }
   });
+
+  it('a NodePool budget of 0 blocks during its schedule and allows outside it; headroom.dev/do-not-disrupt keeps its node', async function () {
+    this.timeout(150_000);
+    const ns = await createTestNamespace(kc, 'disrupt-budget');
+    const fixture = await MachineFixture.start({ kubeConfig: kc, namespace: ns, bootDelayMs: 0, intervalMs: 100 });
+    const reports: DisruptionReport[] = [];
+    let ctl: Controller | undefined;
+    const selector = fixtureNodeSelector({ namespace: ns });
+    const nodes = async () => (await client.get<{ items: V1Node[] }>('/api/v1/nodes', { labelSelector: selector })).items;
+    const capi = `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}`;
+    const poolName = `${ns}-budget`;
+    const pools = '/apis/headroom.dev/v1alpha1/nodepools';
+    try {
+      await client.request('POST', `${capi}/machinedeployments`, {
+        body: machineDeployment({ namespace: ns, name: 'md', replicas: 3, min: 0, max: 3, cpu: '4', memory: '16Gi', labels: { pool: poolName } }),
+      });
+      // In force all the time (every minute, for an hour): nothing may go.
+      await client.request('POST', pools, {
+        body: {
+          apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
+          spec: {
+            nodeGroupSelector: { matchLabels: { pool: poolName } },
+            disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '1s', budgets: [{ nodes: '100%' }, { nodes: '0', schedule: '* * * * *', duration: '1h' }] },
+          },
+        },
+      });
+      const three = await eventually('three nodes', async () => { const n = await nodes(); return n.length === 3 ? n : false; }, { timeoutMs: 60_000, intervalMs: 250 });
+      const kept = three[0]!.metadata!.name!;
+      await client.request('PATCH', `/api/v1/nodes/${kept}`, {
+        contentType: 'application/merge-patch+json', body: { metadata: { annotations: { 'headroom.dev/do-not-disrupt': 'true' } } },
+      });
+      ctl = new Controller({
+        workload: kc, discovery: [{ namespace: ns, labels: {} }],
+        workloadScope: { namespace: ns, nodeLabelSelector: selector },
+        batch: { idleMs: 500, maxMs: 5000 },
+        disruption: { intervalMs: 1000, settleMs: 500 },
+        onDisruption: (r) => reports.push(r),
+        log: () => {},
+      });
+      await ctl.start();
+      await eventually('passes blocked by the scheduled budget', async () => reports.flatMap((r) => r.kept).filter((k) => /allows 0 node/.test(k.why)).length >= 4, { timeoutMs: 30_000, intervalMs: 200 });
+      expect(reports.flatMap((r) => r.removals)).to.deep.equal([]);
+      expect((await nodes()).length).to.equal(3);
+
+      // Outside its schedule (once a year, for a minute, not now): the empty nodes go, the do-not-disrupt one stays.
+      const now = new Date();
+      const away = `0 0 1 ${((now.getUTCMonth() + 6) % 12) + 1} *`;
+      await client.request('PATCH', `${pools}/${poolName}`, {
+        contentType: 'application/merge-patch+json',
+        body: { spec: { disruption: { budgets: [{ nodes: '100%' }, { nodes: '0', schedule: away, duration: '1m' }] } } },
+      });
+      const left = await eventually('only the do-not-disrupt node left', async () => { const n = await nodes(); return n.length === 1 ? n : false; }, { timeoutMs: 60_000, intervalMs: 250 });
+      expect(left[0]!.metadata?.name).to.equal(kept);
+      const removed = reports.flatMap((r) => r.removals);
+      expect(removed.map((r) => r.node).sort()).to.deep.equal(three.slice(1).map((n) => n.metadata!.name!).sort());
+      expect(removed.every((r) => r.reason === 'Empty' && r.result?.written === true)).to.equal(true);
+    } finally {
+      await ctl?.stop().catch(() => {});
+      await client.request('DELETE', `${pools}/${poolName}`).catch(() => {});
+      await fixture.stop();
+      await deleteTestNamespace(kc, ns).catch(() => {});
+    }
+  });
 });
