@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Condition } from './condition.js';
 import { failer } from './validation-error.js';
 
 /**
@@ -48,14 +49,7 @@ export const MESSAGE = {
   Expired: 'ProvisioningRequest is expired',
 } as const;
 
-export interface RequestCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+export type RequestCondition = Condition;
 
 export interface PodSet {
   podTemplateRef: { name: string };

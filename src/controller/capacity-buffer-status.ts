@@ -3,6 +3,7 @@ import type { KubernetesObject, V1PodTemplateSpec } from '@kubernetes/client-nod
 import { CAPACITY_BUFFER_GROUP, CAPACITY_BUFFER_PLURAL, parseCapacityBuffer } from '../api/capacity-buffer.js';
 import type { ScaleReader } from '../kube/scale-reader.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
+import { StatusLoop } from './status-loop.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { capacityBufferStatus, mergeBufferStatus, type BufferPlacement, type BufferStatus } from '../provisioning/capacity-buffer-status.js';
 import { isBuiltinScalable, resolveCapacityBuffers, scalableTemplateName, type BufferResolution } from '../provisioning/capacity-buffers.js';
@@ -35,26 +36,19 @@ function templateHash(t: V1PodTemplateSpec): string {
 }
 
 export class CapacityBufferStatusWriter {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
   private lastChunks = '';
+  private readonly loop: StatusLoop;
 
-  constructor(private readonly o: CapacityBufferStatusWriterOptions) {}
+  constructor(private readonly o: CapacityBufferStatusWriterOptions) {
+    this.loop = new StatusLoop(() => this.syncOnce(), o.intervalMs ?? 5000, (err) => o.log(`CapacityBuffer status: ${err.message}`));
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    const loop = async () => {
-      if (!this.running) return;
-      await this.syncOnce().catch((err) => this.o.log(`CapacityBuffer status: ${(err as Error).message}`));
-      if (this.running) this.timer = setTimeout(() => void loop(), this.o.intervalMs ?? 5000);
-    };
-    void loop();
+    this.loop.start();
   }
 
   stop(): void {
-    this.running = false;
-    clearTimeout(this.timer);
+    this.loop.stop();
   }
 
   private placement(b: BufferResolution): BufferPlacement | undefined {

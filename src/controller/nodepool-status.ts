@@ -1,3 +1,4 @@
+import type { Condition } from '../api/condition.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_PLURAL, NodePoolError, parseNodePool } from '../api/nodepool.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
@@ -11,14 +12,7 @@ import type { KubeClient } from '../kube/kube-client.js';
  * (leader only), and only when something changed.
  */
 
-export interface PoolCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+export type PoolCondition = Condition;
 
 export interface PoolStatus {
   resources: { cpu: string; memory: string; nodes: string };

@@ -2,6 +2,7 @@ import { CAPACITY_BUFFER_GROUP } from '../api/capacity-buffer.js';
 import { ATOMIC_SCALE_UP_CLASS, PROVISIONING_REQUEST_PLURAL, type RequestCondition } from '../api/provisioning-request.js';
 import type { EventRecorder } from '../capi/events.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
+import { StatusLoop } from './status-loop.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { decideProvisioningRequests, type PlanFn, type RequestDecision } from '../provisioning/provisioning-requests.js';
 
@@ -27,28 +28,21 @@ export interface ProvisioningRequestWriterOptions {
 }
 
 export class ProvisioningRequestWriter {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly loop: StatusLoop;
   private busy: Promise<number> | undefined;
   /** uid -> the resourceVersion a write was based on: not decided again until the cache moves on. */
   private readonly acted = new Map<string, string | undefined>();
 
-  constructor(private readonly o: ProvisioningRequestWriterOptions) {}
+  constructor(private readonly o: ProvisioningRequestWriterOptions) {
+    this.loop = new StatusLoop(() => this.syncOnce(), o.intervalMs ?? 5000, (err) => o.log(`ProvisioningRequest status: ${err.message}`));
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    const loop = async () => {
-      if (!this.running) return;
-      await this.syncOnce().catch((err) => this.o.log(`ProvisioningRequest status: ${(err as Error).message}`));
-      if (this.running) this.timer = setTimeout(() => void loop(), this.o.intervalMs ?? 5000);
-    };
-    void loop();
+    this.loop.start();
   }
 
   stop(): void {
-    this.running = false;
-    clearTimeout(this.timer);
+    this.loop.stop();
   }
 
   /** One pass (never two at once); returns how many requests were written. */

@@ -1,3 +1,4 @@
+import type { Condition } from '../api/condition.js';
 import type { BufferResolution } from './capacity-buffers.js';
 
 /**
@@ -13,14 +14,7 @@ export const BUFFER_CONDITION = {
   LimitedByQuotas: 'LimitedByQuotas',
 } as const;
 
-export interface BufferCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+export type BufferCondition = Condition;
 
 export interface BufferStatus {
   replicas?: number;

@@ -188,9 +188,23 @@ export async function decideProvisioningRequests(
   const now = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const tpl = templates(objects);
   const used = consumers(objects);
-  const { ok } = parseAll(objects);
+  const { ok, invalid } = parseAll(objects);
   const granted: SchedulingPod[] = [...bookings(objects).all];
   const out: RequestDecision[] = [];
+  // A request of a supported class whose spec cannot be read fails with its one line.
+  for (const { obj, message } of invalid) {
+    const cls = (obj as { spec?: { provisioningClassName?: unknown } }).spec?.provisioningClassName;
+    const conditions = ((obj as { status?: { conditions?: RequestCondition[] } }).status?.conditions ?? []);
+    if (typeof cls !== 'string' || !SUPPORTED_CLASSES.includes(cls) || conditions.some((c) => c.type === CONDITION.Failed && c.status === 'True')) continue;
+    const namespace = obj.metadata?.namespace ?? 'default';
+    const name = obj.metadata?.name ?? '';
+    const generation = obj.metadata?.generation;
+    out.push({
+      namespace, name, uid: obj.metadata?.uid ?? `${namespace}/${name}`, className: cls,
+      set: [{ type: CONDITION.Failed, status: 'True', reason: REASON.FailedToCreatePods, message, lastTransitionTime: now, ...(generation !== undefined ? { observedGeneration: generation } : {}) }],
+      outcomes: [{ outcome: 'failed', type: 'Warning', reason: REASON.FailedToCreatePods, message }],
+    });
+  }
   for (const { view } of ok) {
     if (!SUPPORTED_CLASSES.includes(view.className)) continue; // other classes are left alone
     const d: RequestDecision = { namespace: view.namespace, name: view.name, uid: view.uid, className: view.className, set: [], outcomes: [] };

@@ -97,6 +97,13 @@ describe('ProvisioningRequests', () => {
     expect(d[1]!.set.find((c) => c.type === 'Provisioned')).to.include({ status: 'True' });
   });
 
+  it('a spec that cannot be read (count 0) fails with one line naming the field', async () => {
+    const d = await decide(load(group(3), template('1'), request('zero', ATOMIC, 0)));
+    expect(d).to.have.length(1);
+    expect(d[0]!.set).to.have.length(1);
+    expect(d[0]!.set[0]).to.include({ type: 'Failed', status: 'True', reason: 'FailedToCreatePods', message: 'spec.podSets[0].count: must be a positive integer (got 0)' });
+  });
+
   it('atomic with ValidUntilSeconds: Failed=Expired once past it unprovisioned', async () => {
     const d = await decide(load(group(1), template('3'), request('r', ATOMIC, 3, '[]', ', parameters: {ValidUntilSeconds: "60"}')));
     expect(d[0]!.set.find((c) => c.type === 'Failed')).to.include({ status: 'True', reason: 'Expired', message: 'ProvisioningRequest is expired' });
