@@ -6,7 +6,9 @@ import { listen, type RunningServer } from '../../../src/server/listen.js';
 type Json = any;
 
 describe('profiling endpoints (node:inspector, metrics port)', function () {
-  this.timeout(60_000);
+  // A heap snapshot of the whole test process (every unit test module loaded) takes tens of
+  // seconds on a loaded 2-core machine.
+  this.timeout(180_000);
   let on: RunningServer;
   let off: RunningServer;
 
