@@ -3,7 +3,7 @@
  * least 20,000 requests from the seeded families in http-fuzz-cases.ts. Targets: the
  * process never dies, no 5xx, every answer within 1 s, each answer one of the statuses
  * its family allows (4xx with a one-line JSON message), no growth of the heap retained
- * after a full GC, RSS growth at most 100 MB (see RSS_GROWTH_LIMIT), and a valid request
+ * after a full GC, RSS growth at most 50 MB (see RSS_GROWTH_LIMIT), and a valid request
  * answered exactly as before the run. HEADROOM_FUZZ_SEED and
  * HEADROOM_FUZZ_REQUESTS override the seed and the count; the figures are printed.
  */
@@ -22,13 +22,11 @@ const CONCURRENCY = 4;
 const WARMUP = Number(process.env.HEADROOM_FUZZ_WARMUP ?? 2_000);
 const SLOW_MS = 1000;
 /**
- * Issue 10 asks for RSS growth <= 50 MB; measured after the warm-up it is 56-81 MB over
- * 20,000 requests while the heap after a full GC stays flat (no leak): the growth is the
- * native allocator keeping freed memory, not retained objects. This guards against the
- * defect (the issue measured +628 MB) and the heap check below catches any leak of
- * objects; the 50 MB target itself is not met yet (see the closing note of issue 10).
+ * Issue 10's target: RSS growth <= 50 MB after the warm-up. Measured on the final code:
+ * +4.8 and +22.4 MB in two CI runs on a quiet machine, +44.6 and +49.3 MB at load average
+ * ~20, while the heap after a full GC stays flat. The defect itself grew RSS by 628 MB.
  */
-const RSS_GROWTH_LIMIT = 100 * 1024 * 1024;
+const RSS_GROWTH_LIMIT = 50 * 1024 * 1024;
 /** Retained JS heap (after a full GC) may not grow by more than this: objects leaking. */
 const HEAP_GROWTH_LIMIT = 10 * 1024 * 1024;
 
@@ -175,7 +173,7 @@ describe('HTTP fuzz of headroom serve (issue 10)', function () {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it(`answers ${REQUESTS} malformed and valid requests: no crash, no 5xx, none over 1 s, no heap growth, RSS growth <= 100 MB`, async () => {
+  it(`answers ${REQUESTS} malformed and valid requests: no crash, no 5xx, none over 1 s, no heap growth, RSS growth <= 50 MB`, async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     const probe: FuzzCase = { family: 'probe', method: 'POST', path: PRIORITIZE, body: Buffer.from(JSON.stringify({ Pod: validPod(), NodeNames: NODE_NAMES })), expect: [200] };
     const probeReview: FuzzCase = { family: 'probe', method: 'POST', path: WEBHOOK, body: Buffer.from(JSON.stringify(review('final', validPod()))), expect: [200] };
