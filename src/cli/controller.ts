@@ -66,7 +66,10 @@ Options:
   --webhook-address HOST:PORT    also serve the admission webhook (/mutate/pods) and the scheduler
                                  extender (/scheduler/filter, /scheduler/prioritize) over TLS; the
                                  demand they see opens a batch window at once
-  --tls-dir DIR                  tls.crt / tls.key for --webhook-address (a mounted Secret; reloaded on rotation)`;
+  --tls-dir DIR                  tls.crt / tls.key for --webhook-address (a mounted Secret; reloaded on rotation)
+  --client-ca FILE               mutual TLS on --webhook-address: require a client certificate signed by a
+                                 CA in this PEM bundle (kube-apiserver's and kube-scheduler's client CA);
+                                 reloaded on rotation like --tls-dir. Default off`;
 
 function loadKubeConfig(path: string | undefined, what: string): KubeConfig {
   const kc = new KubeConfig();
@@ -125,6 +128,7 @@ export const controllerCommand: Command = {
     'node-label-selector': { type: 'string' },
     'webhook-address': { type: 'string' },
     'tls-dir': { type: 'string' },
+    'client-ca': { type: 'string' },
   },
   async run(values) {
     const logger = createLogger(parseLogOptions(values, 'controller', 'json'));
@@ -172,6 +176,8 @@ export const controllerCommand: Command = {
     const webhook = webhookRaw === undefined ? undefined : parseAddress(webhookRaw, '--webhook-address');
     const tlsDir = values['tls-dir'] as string | undefined;
     if (webhook && !tlsDir) throw new UsageError('controller: --webhook-address needs --tls-dir (the webhook and the extender are served over TLS only)');
+    const clientCaFile = values['client-ca'] as string | undefined;
+    if (clientCaFile !== undefined && !webhook) throw new UsageError('controller: --client-ca needs --webhook-address (it guards the webhook and the extender)');
     const threadsRaw = values['solver-threads'] as string | undefined;
     if (threadsRaw !== undefined && !/^\d{1,3}$/.test(threadsRaw)) throw new UsageError(`controller: --solver-threads must be a small whole number, got "${threadsRaw}"`);
     const priorityRaw = (values['solver-priority'] as string | undefined) ?? 'idle';
@@ -246,7 +252,7 @@ export const controllerCommand: Command = {
           () => controller.disruptor?.disrupting() ?? new Map<string, string>(),
         );
         webhookServer = await startHeadroomServer({
-          ...webhook, tls: { dir: tlsDir!, watch: { onError: (m: string) => logError(m) } }, logError,
+          ...webhook, tls: { dir: tlsDir!, ...(clientCaFile ? { clientCaFile } : {}), watch: { onError: (m: string) => logError(m) } }, logError,
           state: () => extender!.get(), intake, clock: systemClock, ready: () => controller.ready(),
         });
         log(`webhook and extender on ${webhookServer.url}`);

@@ -4,7 +4,7 @@ import type { Clock } from '../provisioning/clock.js';
 import type { DemandIntake } from '../provisioning/demand-intake.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';
-import { readTlsDir, watchTlsDir, type TlsMaterial, type WatchOptions } from '../server/tls.js';
+import { readTlsDir, validateTlsMaterial, watchTlsDir, type TlsMaterial, type TlsSource, type WatchOptions } from '../server/tls.js';
 import { mutatePodsRoute } from '../webhook/mutate-pods.js';
 
 export interface HeadroomServerOptions {
@@ -12,9 +12,10 @@ export interface HeadroomServerOptions {
   port: number;
   /**
    * Serving certificate: material in memory, a mounted secret directory (watched and
-   * reloaded on rotation), or `false` for plain HTTP (loopback only; the caller checks).
+   * reloaded on rotation, with the client CA file when mutual TLS is on), or `false` for
+   * plain HTTP (loopback only; the caller checks).
    */
-  tls: TlsMaterial | { dir: string; watch?: WatchOptions } | false;
+  tls: TlsMaterial | (TlsSource & { watch?: WatchOptions }) | false;
   state: () => ExtenderState;
   intake: DemandIntake;
   clock: Clock;
@@ -35,10 +36,12 @@ export async function startHeadroomServer(opts: HeadroomServerOptions): Promise<
   });
   const tlsOpt = opts.tls;
   const dir = tlsOpt && 'dir' in tlsOpt ? tlsOpt : undefined;
-  const material = dir ? await readTlsDir(dir.dir) : (tlsOpt as TlsMaterial | false);
+  const material = dir ? await readTlsDir(dir.dir, dir.clientCaFile) : (tlsOpt as TlsMaterial | false);
+  // An unusable client CA at start is an error, not a server that refuses everyone.
+  if (material) validateTlsMaterial(material);
   const running = await listen(app, { host: opts.host, port: opts.port, tls: material });
   if (!dir || !material) return running;
-  const stop = watchTlsDir(dir.dir, material, (m) => running.updateTls(m), { onError: logError, ...dir.watch });
+  const stop = watchTlsDir(dir, material, (m) => running.updateTls(m), { onError: logError, ...dir.watch });
   return {
     ...running,
     updateTls: running.updateTls,

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { NodePoolError } from '../api/nodepool.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
@@ -23,6 +23,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   tls: 'generate' | { dir: string } | false;
+  /** Mutual TLS: PEM bundle of the CAs whose client certificates are accepted. */
+  clientCaFile?: string;
   service: string;
   namespace: string;
   /** Where to write the generated CA (for caBundle / the scheduler's tlsConfig). */
@@ -44,6 +46,7 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
   if (opts.tls === false && !isLoopbackHost(opts.host)) {
     throw new UsageError(`serve: --no-tls is only allowed on a loopback host (got ${opts.host})`);
   }
+  if (opts.tls === false && opts.clientCaFile !== undefined) throw new UsageError('serve: --client-ca needs TLS (drop --no-tls)');
   const log = opts.log ?? (() => undefined);
   let state: ExtenderState;
   try {
@@ -66,9 +69,9 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
         throw new CliError(`cannot write the CA to ${opts.writeCa}: ${(err as Error).message}`);
       }
     }
-    tls = material;
+    tls = opts.clientCaFile === undefined ? material : { ...material, clientCaPem: readClientCa(opts.clientCaFile) };
   } else if (opts.tls) {
-    tls = { dir: opts.tls.dir, watch: { onError: log } };
+    tls = { dir: opts.tls.dir, ...(opts.clientCaFile === undefined ? {} : { clientCaFile: opts.clientCaFile }), watch: { onError: log } };
   }
   // Nothing consumes demand in `serve` (no provisioner): the records are kept only to be
   // logged (-v) and inspected, so the queue is small. The controller's is the default size.
@@ -83,9 +86,18 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
     if (e.code === 'EADDRINUSE') throw new CliError(`serve: ${opts.host}:${opts.port} is already in use`);
     if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') throw new CliError(`serve: cannot listen on ${opts.host}`);
     if (e.code === 'ENOENT') throw new CliError(`serve: cannot read TLS material: ${e.message}`);
+    if (/client CA bundle/.test(e.message)) throw new CliError(`serve: --client-ca: ${e.message.split('\n')[0]}`);
     throw new CliError(`serve: ${e.message.split('\n')[0]}`);
   }
   return { server, intake, state };
+}
+
+function readClientCa(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`serve: cannot read --client-ca ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
 }
 
 /** SANs for a generated certificate: loopback always, plus the host served on. */
@@ -106,7 +118,7 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve the admission webhook and scheduler extender from a snapshot file',
   usage: [
-    'Usage: headroom serve --snapshot FILE|DIR|- [--host H] [--port P] [--no-tls | --tls-dir DIR] [--write-ca FILE]',
+    'Usage: headroom serve --snapshot FILE|DIR|- [--host H] [--port P] [--no-tls | --tls-dir DIR] [--client-ca FILE] [--write-ca FILE]',
     '',
     'Serves POST /mutate/pods (AdmissionReview admission.k8s.io/v1), POST /scheduler/filter',
     'and POST /scheduler/prioritize (kube-scheduler extender), GET /healthz, /readyz and',
@@ -119,6 +131,7 @@ export const serveCommand: Command = {
     '  --port P               port (default 8443; 0 picks a free one)',
     '  --tls-dir DIR          serve tls.crt/tls.key from DIR (a mounted Secret), reloaded on rotation',
     '  --no-tls               plain HTTP; refused unless --host is a loopback address',
+    '  --client-ca FILE       mutual TLS: require client certificates signed by a CA in this PEM bundle',
     '  --write-ca FILE        write the generated CA certificate (PEM) to FILE',
     '  --service NAME         Service name in the generated certificate (default headroom)',
     '  --namespace NS         namespace in the generated certificate (default headroom-system)',
@@ -134,6 +147,7 @@ export const serveCommand: Command = {
     'tls-dir': { type: 'string' },
     'no-tls': { type: 'boolean' },
     'write-ca': { type: 'string' },
+    'client-ca': { type: 'string' },
     service: { type: 'string' },
     namespace: { type: 'string' },
     verbose: { type: 'boolean', short: 'v' },
@@ -150,6 +164,7 @@ export const serveCommand: Command = {
       host,
       port: parsePort(values.port as string | undefined),
       tls: values['no-tls'] ? false : values['tls-dir'] ? { dir: values['tls-dir'] as string } : 'generate',
+      ...(values['client-ca'] ? { clientCaFile: values['client-ca'] as string } : {}),
       service: (values.service as string | undefined) ?? 'headroom',
       namespace: (values.namespace as string | undefined) ?? 'headroom-system',
       ...(values['write-ca'] ? { writeCa: values['write-ca'] as string } : {}),

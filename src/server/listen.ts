@@ -1,13 +1,16 @@
 import { createServer as createHttpServer, type RequestListener, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { isIP } from 'node:net';
-import type { TlsMaterial } from './tls.js';
+import { secureContextOptions, type TlsMaterial } from './tls.js';
 
 export interface ListenOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  /** Serving certificate; `false` serves plain HTTP (callers allow that on loopback only). */
+  /**
+   * Serving certificate; `false` serves plain HTTP (callers allow that on loopback only).
+   * With `clientCaPem` the server requires a client certificate signed by that CA.
+   */
   tls: TlsMaterial | false;
 }
 
@@ -17,7 +20,10 @@ export interface RunningServer {
   readonly port: number;
   /** e.g. https://127.0.0.1:8443 */
   readonly url: string;
-  /** Swaps the serving certificate for new connections; existing ones keep theirs. */
+  /**
+   * Swaps the serving certificate (and the client CA) for new connections; existing ones
+   * keep theirs. Mutual TLS is fixed at start: material that would turn it on or off throws.
+   */
   updateTls(m: TlsMaterial): void;
   /**
    * Stops accepting, drops idle keep-alive connections, gives in-flight requests
@@ -29,8 +35,11 @@ export interface RunningServer {
 /** Starts `handler` (an express app) on node:https, or node:http when tls is false. */
 export async function listen(handler: RequestListener, opts: ListenOptions): Promise<RunningServer> {
   const tls = opts.tls;
+  const mutual = tls ? tls.clientCaPem !== undefined : false;
+  // requestCert + rejectUnauthorized: a client without a certificate from the client CA
+  // fails the handshake, before any HTTP is read.
   const server = tls
-    ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, handler)
+    ? createHttpsServer({ ...secureContextOptions(tls), ...(mutual ? { requestCert: true, rejectUnauthorized: true } : {}) }, handler)
     : createHttpServer(handler);
   // A client that stalls must not hold a socket forever (slowloris); generous for 10 MiB bodies.
   server.requestTimeout = 30_000;
@@ -63,7 +72,8 @@ export async function listen(handler: RequestListener, opts: ListenOptions): Pro
     url: `${tls ? 'https' : 'http'}://${hostForUrl}:${port}`,
     updateTls(m) {
       if (!tls) throw new Error('server was started without TLS');
-      (server as HttpsServer).setSecureContext({ cert: m.certPem, key: m.keyPem, minVersion: 'TLSv1.2' });
+      if ((m.clientCaPem !== undefined) !== mutual) throw new Error(`server was started ${mutual ? 'with' : 'without'} client certificate verification`);
+      (server as HttpsServer).setSecureContext(secureContextOptions(m));
     },
     close: (graceMs = 1000) =>
       new Promise<void>((resolve) => {

@@ -16,7 +16,7 @@ export interface ServingCertOptions {
  * in-cluster names) plus loopback, for when no cert-manager secret is mounted. The CA
  * goes into the webhook configuration's caBundle and the scheduler's tlsConfig.caData.
  */
-export function generateServingCert(opts: ServingCertOptions): Required<TlsMaterial> {
+export function generateServingCert(opts: ServingCertOptions): Required<Omit<TlsMaterial, 'clientCaPem'>> {
   const hosts = opts.extraHosts ?? ['localhost', '127.0.0.1', '::1'];
   const isIp = (h: string) => isIP(h) !== 0;
   const validity = opts.validityDays === undefined ? {} : { validityDays: opts.validityDays };

@@ -1,13 +1,26 @@
+import { X509Certificate } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createSecureContext } from 'node:tls';
+import { dirname, join, resolve } from 'node:path';
+import { createSecureContext, type SecureContextOptions } from 'node:tls';
 
-/** A serving certificate, its key and (optionally) the CA that signed it, all PEM. */
+/**
+ * A serving certificate, its key and (optionally) the CA that signed it, all PEM.
+ * `clientCaPem` turns on mutual TLS: only clients presenting a certificate that chains
+ * to one of these CAs complete the handshake.
+ */
 export interface TlsMaterial {
   certPem: string;
   keyPem: string;
   caPem?: string;
+  clientCaPem?: string;
+}
+
+/** Where TLS material is read from: a mounted Secret, plus an optional client CA bundle file. */
+export interface TlsSource {
+  dir: string;
+  /** PEM bundle of the CAs that sign kube-apiserver's and kube-scheduler's client certificates. */
+  clientCaFile?: string;
 }
 
 /** File names in a kubernetes.io/tls Secret as cert-manager writes it. */
@@ -15,20 +28,53 @@ export const TLS_CERT_FILE = 'tls.crt';
 export const TLS_KEY_FILE = 'tls.key';
 export const CA_CERT_FILE = 'ca.crt';
 
-/** Reads tls.crt / tls.key / ca.crt (optional) from a mounted secret directory. */
-export async function readTlsDir(dir: string): Promise<TlsMaterial> {
-  const [certPem, keyPem, caPem] = await Promise.all([
+/** TLS 1.2 is the floor for every listener (the webhook, the extender). */
+export const MIN_TLS_VERSION = 'TLSv1.2';
+
+/** Reads tls.crt / tls.key / ca.crt (optional) from a mounted secret directory, and the client CA file. */
+export async function readTlsDir(dir: string, clientCaFile?: string): Promise<TlsMaterial> {
+  const [certPem, keyPem, caPem, clientCaPem] = await Promise.all([
     readFile(join(dir, TLS_CERT_FILE), 'utf8'),
     readFile(join(dir, TLS_KEY_FILE), 'utf8'),
     readFile(join(dir, CA_CERT_FILE), 'utf8').catch(() => undefined),
+    clientCaFile === undefined ? undefined : readFile(clientCaFile, 'utf8'),
   ]);
-  return caPem === undefined ? { certPem, keyPem } : { certPem, keyPem, caPem };
+  return {
+    certPem,
+    keyPem,
+    ...(caPem === undefined ? {} : { caPem }),
+    ...(clientCaPem === undefined ? {} : { clientCaPem }),
+  };
 }
 
-/** Throws when the key does not match the certificate or either fails to parse. */
-export function validateTlsMaterial(m: TlsMaterial): void {
-  createSecureContext({ cert: m.certPem, key: m.keyPem });
+/** The secure-context options for `m` (what `setSecureContext` swaps on rotation). */
+export function secureContextOptions(m: TlsMaterial): SecureContextOptions {
+  return { cert: m.certPem, key: m.keyPem, minVersion: MIN_TLS_VERSION, ...(m.clientCaPem ? { ca: m.clientCaPem } : {}) };
 }
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** Throws unless `pem` holds at least one certificate and every certificate in it parses. */
+export function validateCaBundle(pem: string, what = 'client CA bundle'): void {
+  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new Error(`${what} holds no PEM certificate`);
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      throw new Error(`${what} has a certificate that does not parse: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** Throws when the key does not match the certificate, either fails to parse, or the client CA bundle is unusable. */
+export function validateTlsMaterial(m: TlsMaterial): void {
+  if (m.clientCaPem !== undefined) validateCaBundle(m.clientCaPem);
+  createSecureContext(secureContextOptions(m));
+}
+
+const sameMaterial = (a: TlsMaterial, b: TlsMaterial) =>
+  a.certPem === b.certPem && a.keyPem === b.keyPem && a.caPem === b.caPem && a.clientCaPem === b.clientCaPem;
 
 export interface WatchOptions {
   /** Poll period: the safety net when file events are missed (e.g. some volume types). */
@@ -39,17 +85,19 @@ export interface WatchOptions {
 }
 
 /**
- * Watches a mounted TLS secret and calls `onChange` with new, valid material. The
- * kubelet swaps the whole directory at once (atomic `..data` symlink); cert-manager may
- * write files one by one, so a half-written pair (key not matching cert) is skipped and
- * retried on the next event or poll. Returns a stop function.
+ * Watches a mounted TLS secret (and the client CA file, when mutual TLS is on) and calls
+ * `onChange` with new, valid material. The kubelet swaps a whole volume at once (atomic
+ * `..data` symlink); cert-manager may write files one by one, so a half-written pair (key
+ * not matching cert) or a torn CA bundle is skipped and retried on the next event or poll.
+ * Returns a stop function.
  */
 export function watchTlsDir(
-  dir: string,
+  source: string | TlsSource,
   current: TlsMaterial,
   onChange: (m: TlsMaterial) => void,
   opts: WatchOptions = {},
 ): () => void {
+  const { dir, clientCaFile } = typeof source === 'string' ? { dir: source, clientCaFile: undefined } : source;
   const pollMs = opts.pollMs ?? 10_000;
   const debounceMs = opts.debounceMs ?? 250;
   const onError = opts.onError ?? ((m: string) => console.error(m));
@@ -62,13 +110,13 @@ export function watchTlsDir(
     if (stopped || checking) return;
     checking = true;
     try {
-      const next = await readTlsDir(dir);
-      if (next.certPem === last.certPem && next.keyPem === last.keyPem && next.caPem === last.caPem) return;
+      const next = await readTlsDir(dir, clientCaFile);
+      if (sameMaterial(next, last)) return;
       validateTlsMaterial(next);
       last = next;
       if (!stopped) onChange(next);
     } catch (err) {
-      onError(`TLS reload from ${dir} skipped: ${(err as Error).message.split('\n')[0]}`);
+      onError(`TLS reload from ${dir}${clientCaFile ? ` and ${clientCaFile}` : ''} skipped: ${(err as Error).message.split('\n')[0]}`);
     } finally {
       checking = false;
     }
@@ -76,21 +124,25 @@ export function watchTlsDir(
 
   const poll = setInterval(() => void check(), pollMs);
   poll.unref();
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dir, () => {
-      clearTimeout(debounce);
-      debounce = setTimeout(() => void check(), debounceMs);
-      debounce.unref();
-    });
-    watcher.on('error', () => undefined);
-  } catch {
-    // No inotify (or too many watches): polling alone still picks up rotations.
+  const watchers: FSWatcher[] = [];
+  const dirs = new Set([resolve(dir), ...(clientCaFile ? [resolve(dirname(clientCaFile))] : [])]);
+  for (const d of dirs) {
+    try {
+      const watcher = watch(d, () => {
+        clearTimeout(debounce);
+        debounce = setTimeout(() => void check(), debounceMs);
+        debounce.unref();
+      });
+      watcher.on('error', () => undefined);
+      watchers.push(watcher);
+    } catch {
+      // No inotify (or too many watches): polling alone still picks up rotations.
+    }
   }
   return () => {
     stopped = true;
     clearInterval(poll);
     clearTimeout(debounce);
-    watcher?.close();
+    for (const w of watchers) w.close();
   };
 }

@@ -341,6 +341,8 @@ describe('helm chart charts/headroom (real helm)', function () {
           'controller.nodeGroupAutoDiscovery[0]': 'clusterapi:namespace=prod',
           'controller.nodeGroupAutoDiscovery[1]': 'clusterapi:clusterName=c1',
           'managementCluster.kubeconfigSecret.name': 'mgmt',
+          'mtls.enabled': true,
+          'mtls.clientCaConfigMap': 'cp-client-ca',
         },
       ],
     ] as const) {
@@ -348,7 +350,7 @@ describe('helm chart charts/headroom (real helm)', function () {
         const objects = await renderChart(NS, values);
         const c = onlyOne<V1Deployment>(objects, 'Deployment').spec!.template.spec!.containers[0]!;
         if (label === 'default values') expect(c.args).to.include('--log-level=info').and.not.include('--profiling');
-        if (label === 'every optional flag') expect(c.args).to.include.members(['--log-level=debug', '--dry-run', '--profiling', '--disruption=false', '--management-kubeconfig=/etc/headroom/management/kubeconfig']);
+        if (label === 'every optional flag') expect(c.args).to.include.members(['--log-level=debug', '--dry-run', '--profiling', '--disruption=false', '--management-kubeconfig=/etc/headroom/management/kubeconfig', '--client-ca=/etc/headroom/client-ca/ca.crt']);
         // Strict parsing runs before --help: an unknown or malformed flag exits 2.
         const r = await cli([...c.args!, '--help'], { POD_NAMESPACE: NS });
         expect(r.code, r.stderr).to.equal(0);

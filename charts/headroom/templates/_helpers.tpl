@@ -181,6 +181,9 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- if or .Values.webhook.enabled .Values.extender.enabled }}
 - --webhook-address=0.0.0.0:{{ .Values.server.port }}
 - --tls-dir={{ .Values.tls.mountPath }}
+{{- if .Values.mtls.enabled }}
+- --client-ca={{ .Values.mtls.mountPath }}/{{ .Values.mtls.clientCaKey }}
+{{- end }}
 {{- end }}
 {{- with .Values.controller.extraArgs }}
 {{ toYaml . }}
