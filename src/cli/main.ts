@@ -1,7 +1,10 @@
 import { type Command, UsageError, exitCodeOf, parseCommandArgs } from './command.js';
 
-/** Subcommands, loaded lazily so `headroom plan` does not pay for the controller's imports. */
-const commands: Record<string, () => Promise<Command>> = {
+/**
+ * Subcommands, loaded lazily so `headroom plan` does not pay for the controller's imports.
+ * Exported for the docs' drift test (docs/reference.md lists every option of each).
+ */
+export const commands: Record<string, () => Promise<Command>> = {
   plan: async () => (await import('./plan.js')).planCommand,
   controller: async () => (await import('./controller.js')).controllerCommand,
   simulate: async () => (await import('./simulate.js')).simulateCommand,

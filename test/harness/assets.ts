@@ -75,3 +75,30 @@ export function resolveClusterApiAssets(): ClusterApiAssets {
   cachedClusterApi = { dir, manager: join(dir, 'cluster-api-manager'), crdDir: join(dir, 'crds'), webhooks: join(dir, 'webhooks.yaml') };
   return cachedClusterApi;
 }
+
+let cachedKubectl: string | undefined;
+
+/**
+ * kubectl (the control plane's Kubernetes release), for `headroom dev-cluster --demo`
+ * and its test: $HEADROOM_KUBECTL if set, else a kubectl in $HEADROOM_TEST_ASSETS, else
+ * the cache of build-kubectl.sh (which build-binaries.sh runs). Never builds.
+ */
+export function resolveKubectl(): string {
+  if (cachedKubectl) return cachedKubectl;
+  const fromEnv = process.env.HEADROOM_KUBECTL;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new Error(`HEADROOM_KUBECTL=${fromEnv} does not exist`);
+    return (cachedKubectl = fromEnv);
+  }
+  const inAssets = process.env.HEADROOM_TEST_ASSETS ? join(process.env.HEADROOM_TEST_ASSETS, 'kubectl') : undefined;
+  if (inAssets && existsSync(inAssets)) return (cachedKubectl = inAssets);
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'build-kubectl.sh');
+  try {
+    const out = execFileSync('bash', [script, '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    cachedKubectl = out.trim().split('\n').at(-1) ?? '';
+  } catch {
+    throw new Error('kubectl is not built yet: run `bash test/harness/build-binaries.sh` (or build-kubectl.sh; minutes on a cold cache) '
+      + 'or `bash .ci/run`, or set HEADROOM_KUBECTL to a kubectl binary');
+  }
+  return cachedKubectl;
+}

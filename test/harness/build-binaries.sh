@@ -12,7 +12,9 @@
 #
 # Also builds the real Cluster API core manager with build-cluster-api.sh, into its own
 # directory keyed by the CAPI version (HEADROOM_CAPI_ASSETS=/dir: prebuilt; see there),
-# so adding or bumping it never invalidates the Kubernetes binaries' directory.
+# and kubectl with build-kubectl.sh (HEADROOM_KUBECTL=/path: prebuilt), into its own
+# directory keyed by the Kubernetes version, so adding or bumping either never
+# invalidates the Kubernetes binaries' directory.
 #
 # Prints the directory that holds the binaries on its last line of stdout.
 # --check: build nothing; print the directory if the Kubernetes binaries are there,
@@ -34,6 +36,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build_cluster_api() {
   [[ $CHECK_ONLY == 1 ]] && return 0
   CAPI_VERSION="$CAPI_VERSION" bash "$HERE/build-cluster-api.sh" >/dev/null
+  K8S_VERSION="$K8S_VERSION" bash "$HERE/build-kubectl.sh" >/dev/null
 }
 
 if [[ -n "${HEADROOM_TEST_ASSETS:-}" ]]; then
