@@ -3,15 +3,21 @@
  * the source checkout): the test control plane with every component and, by default,
  * the real Cluster API core manager with the kwok provider as its cloud, a Cluster
  * `dev` and a KwokMachineTemplate `small` in namespace default (the old MachineFixture
- * stand-in with `machines: 'fixture'`; neither with 'none'). Runs until
+ * stand-in with `machines: 'fixture'`; neither with 'none'). With `demo`, also seeds
+ * annotated node groups, a NodePool and a sample Deployment and runs Headroom against
+ * them with its webhook and extender wired in (dev-cluster-demo.ts). Runs until
  * SIGINT/SIGTERM, then removes everything. Argument: a JSON DevClusterOptions.
  */
 import { copyFileSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { resolveKubectl } from './assets.js';
 import { startControlPlane } from './control-plane.js';
+import { type Demo, type DemoOptions, prepareDemo, schedulerConfig, startDemo } from './dev-cluster-demo.js';
 import { kubeRequest } from './kube-request.js';
 import { DEV_CLUSTER, DEV_NAMESPACE, DEV_TEMPLATE, exampleMachineDeployment } from './dev-cluster-example.js';
 import { KWOK_INFRA_GROUP, KWOK_PROVIDER_VERSION, KwokProvider } from './kwok-provider.js';
 import { MachineFixture } from './machine-fixture.js';
+import { makeTempDir } from './process.js';
 
 export type DevClusterMachines = 'capi' | 'fixture' | 'none';
 
@@ -21,12 +27,26 @@ export interface DevClusterOptions {
   machines: DevClusterMachines;
   bootDelayMs: number;
   extraCrdDirs: string[];
+  /** Seed the demo and run Headroom against it (needs machines: 'capi'). */
+  demo?: DemoOptions;
+}
+
+/** Where kubectl is, as a line to print, or why it is not at hand. */
+function kubectlHint(): string {
+  try {
+    return `  kubectl (built with the test binaries): export PATH=${dirname(resolveKubectl())}:$PATH`;
+  } catch {
+    return '  kubectl: not built yet (bash test/harness/build-binaries.sh builds it); any kubectl works';
+  }
 }
 
 async function main(opts: DevClusterOptions): Promise<void> {
   const t0 = Date.now();
   const capi = opts.machines === 'capi';
-  const cp = await startControlPlane({ scheduler: true, controllerManager: true, kwok: true, clusterApi: capi, extraCrdDirs: opts.extraCrdDirs });
+  // The demo's kube-scheduler calls Headroom's extender: its address and CA are made first.
+  const serving = opts.demo ? await prepareDemo(makeTempDir('headroom-demo-')) : undefined;
+  const cp = await startControlPlane({ scheduler: !serving, controllerManager: true, kwok: true, clusterApi: capi, extraCrdDirs: opts.extraCrdDirs });
+  if (serving) await cp.startScheduler({ name: 'kube-scheduler', config: schedulerConfig(serving) });
   const kc = cp.kubeConfig();
   let machines = 'no machine controllers';
   if (capi) {
@@ -41,6 +61,8 @@ async function main(opts: DevClusterOptions): Promise<void> {
     await MachineFixture.start({ kubeConfig: kc, bootDelayMs: opts.bootDelayMs });
     machines = `machine fixture (boot delay ${opts.bootDelayMs} ms)`;
   }
+  let demo: Demo | undefined;
+  if (serving && opts.demo) demo = await startDemo(cp, serving, opts.demo);
   let kubeconfig = cp.kubeconfigPath;
   if (opts.kubeconfig) {
     copyFileSync(cp.kubeconfigPath, opts.kubeconfig);
@@ -51,7 +73,8 @@ async function main(opts: DevClusterOptions): Promise<void> {
     `  kubeconfig: ${kubeconfig}`,
     `  export KUBECONFIG=${kubeconfig}`,
     `  components: etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok; machines: ${machines}`,
-    ...(capi ? ['  a MachineDeployment Headroom can scale (kubectl apply -f - <<EOF ... EOF):', ...exampleMachineDeployment().split('\n').map((l) => `    ${l}`)] : []),
+    ...(capi && !demo ? ['  a MachineDeployment Headroom can scale (kubectl apply -f - <<EOF ... EOF):', ...exampleMachineDeployment().split('\n').map((l) => `    ${l}`)] : []),
+    ...(demo ? [kubectlHint(), ...demo.instructions] : []),
     `  logs: ${cp.dir}/logs`,
     '  Ctrl-C stops it and removes everything.',
   ].join('\n'));
