@@ -1,0 +1,343 @@
+/**
+ * `npm run bench:scale [-- --nodes 5000 --pods 50000 --groups 200 --burst 1000]`: the
+ * scale benchmark of issue 17 (not part of `npm test`; docs/scale.md has the figures).
+ *
+ * On a private real control plane (etcd, kube-apiserver, kube-scheduler, kwok) with the
+ * machine fixture playing Cluster API, it creates `--nodes` kwok Nodes carrying
+ * `--pods` bound pods (the steady load; outside any node group), and `--groups`
+ * MachineDeployments at 0 replicas whose nodes carry the label the burst pods select.
+ * Then `headroom controller` runs as a real process (from source, chart-like flags,
+ * webhook and extender over TLS) and it measures, in order:
+ *   1. admission and extender latency (autocannon) while the controller lists the whole
+ *      cluster (its full list at start: the code path a relist after 410 Gone takes);
+ *   2. controller RSS once synced, against the chart's memory limit;
+ *   3. a burst of `--burst` pending pods, from creation to Running, with Headroom's own
+ *      share (pod created -> MachineDeployment scaled) apart from the fixture's boot
+ *      delay, kube-scheduler and kwok; RSS sampled throughout;
+ *   4. the extender's latency at this node count (autocannon, NodeNames mode);
+ *   5. kube-scheduler's throughput with the Headroom extender (the controller's own
+ *      server, live state) against a do-nothing extender, alternating, same run.
+ * Prints a table, and with --json one JSON object. Everything it starts, it stops.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
+import { generateServingCert } from '../../src/server/serving-cert.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
+import { type ControlPlane, startControlPlane } from '../harness/control-plane.js';
+import { MachineFixture } from '../harness/machine-fixture.js';
+import { freePort } from '../harness/ports.js';
+import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.js';
+import { machineDeployment } from '../integration/controller-objects.js';
+import { fmt, load, median, startChild, type ChildServer, type LoadResult } from '../load/load-kit.js';
+
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '5000' },
+    pods: { type: 'string', default: '50000' },
+    groups: { type: 'string', default: '200' },
+    burst: { type: 'string', default: '1000' },
+    'sched-pods': { type: 'string', default: '300' },
+    rounds: { type: 'string', default: '2' },
+    'boot-delay': { type: 'string', default: '1000' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const num = (k: keyof typeof values) => {
+  const n = Number(values[k]);
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(`bench:scale: --${k} takes a whole number, got "${String(values[k])}"`);
+    process.exit(2);
+  }
+  return n;
+};
+const NODES = num('nodes');
+const PODS = num('pods');
+const GROUPS = Math.max(1, num('groups'));
+const BURST = num('burst');
+const SCHED_PODS = num('sched-pods');
+const ROUNDS = Math.max(1, num('rounds'));
+const BOOT_DELAY_MS = num('boot-delay');
+const LOAD_NS = 'scale-load';
+const GROUP_NS = 'scale-groups';
+const BURST_NS = 'scale-burst';
+const POOL_LABEL = 'bench.headroom.dev/pool';
+const CHART_MEMORY_LIMIT_MB = 1024; // charts/headroom/values.yaml resources.limits.memory (1Gi)
+const KARPENTER_BOUND_MB = 260; // Karpenter's performance suite, p95 at its 1,000-pod scale
+const t0 = Date.now();
+const progress = (m: string) => console.error(`[scale ${((Date.now() - t0) / 1000).toFixed(0)}s] ${m}`);
+
+async function inBatches<T>(items: readonly T[], size: number, fn: (t: T) => Promise<unknown>, what: string): Promise<number> {
+  const started = Date.now();
+  for (let i = 0; i < items.length; i += size) {
+    await Promise.all(items.slice(i, i + size).map(fn));
+    if ((i / size) % 40 === 0) progress(`${what}: ${Math.min(i + size, items.length)}/${items.length}`);
+  }
+  return (Date.now() - started) / 1000;
+}
+
+const rssMb = (pid: number): number => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+async function main(): Promise<void> {
+  const dir = makeTempDir('headroom-scale-');
+  let cp: ControlPlane | undefined;
+  let fixture: MachineFixture | undefined;
+  let controller: ManagedProcess | undefined;
+  let floor: ChildServer | undefined;
+  const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS } };
+  try {
+    cp = await startControlPlane({ scheduler: true, kwok: true, apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400'] });
+    const kc = cp.kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const client = new KubeClient(kc);
+    progress('control plane up');
+    for (const ns of [LOAD_NS, GROUP_NS, BURST_NS]) await core.createNamespace({ body: { metadata: { name: ns } } });
+
+    // The steady cluster: NODES kwok nodes, PODS pods bound to them round-robin.
+    const allocatable = { cpu: '64', memory: '256Gi', pods: '250' };
+    const nodes: V1Node[] = Array.from({ length: NODES }, (_, i) => ({
+      metadata: { name: `load-${i}`, labels: { 'kubernetes.io/hostname': `load-${i}`, type: 'kwok', 'topology.kubernetes.io/zone': `zone-${i % 3}` }, annotations: { 'kwok.x-k8s.io/node': 'fake' } },
+      status: { allocatable, capacity: allocatable },
+    }));
+    const nodeSeconds = await inBatches(nodes, 100, (body) => core.createNode({ body }), 'nodes');
+    const pods = Array.from({ length: PODS }, (_, i): V1Pod => ({
+      metadata: { name: `load-${i}`, namespace: LOAD_NS, labels: { app: `app-${i % 500}` } },
+      spec: {
+        nodeName: `load-${i % Math.max(1, NODES)}`,
+        containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m', memory: '128Mi' } } }],
+      },
+    }));
+    const podSeconds = NODES > 0 ? await inBatches(pods, 100, (body) => core.createNamespacedPod({ namespace: LOAD_NS, body }), 'pods') : 0;
+    report.setup = { nodeSeconds, podSeconds };
+    progress(`${NODES} nodes in ${nodeSeconds.toFixed(0)} s, ${PODS} pods in ${podSeconds.toFixed(0)} s`);
+
+    // GROUPS node groups, 0 replicas, shapes varied so the solver has a real choice.
+    const shapes = [{ cpu: '4', memory: '16Gi' }, { cpu: '8', memory: '32Gi' }, { cpu: '16', memory: '64Gi' }, { cpu: '32', memory: '128Gi' }];
+    const groups = Array.from({ length: GROUPS }, (_, i) => {
+      const shape = shapes[i % shapes.length]!;
+      return machineDeployment({
+        namespace: GROUP_NS, name: `ng-${i}`, replicas: 0, min: 0, max: 50, ...shape,
+        annotations: { 'capacity.cluster-autoscaler.kubernetes.io/labels': `${POOL_LABEL}=burst,topology.kubernetes.io/zone=zone-${i % 3}` },
+      });
+    });
+    await inBatches(groups, 20, (body) => client.request('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machinedeployments`, { body }), 'groups');
+    fixture = await MachineFixture.start({ kubeConfig: kc, namespace: GROUP_NS, bootDelayMs: BOOT_DELAY_MS, intervalMs: 250 });
+
+    // The controller, as the chart runs it (one replica, no leader election needed).
+    const tlsDir = join(dir, 'tls');
+    mkdirSync(tlsDir);
+    const tls = generateServingCert({ service: 'headroom', namespace: 'headroom-system' });
+    writeFileSync(join(tlsDir, 'tls.crt'), tls.certPem);
+    writeFileSync(join(tlsDir, 'tls.key'), tls.keyPem);
+    const [metricsPort, webhookPort] = [await freePort(), await freePort()];
+    const webhookUrl = `https://127.0.0.1:${webhookPort}`;
+    controller = ManagedProcess.start('headroom-controller', process.execPath, [
+      '--import', 'tsx', join(process.cwd(), 'test', 'integration', 'controller-cli-entry.ts'), 'controller',
+      '--kubeconfig', cp.kubeconfigPath, '--namespace', GROUP_NS, '--cluster-name', 'test',
+      '--metrics-address', `127.0.0.1:${metricsPort}`, '--webhook-address', `127.0.0.1:${webhookPort}`, '--tls-dir', tlsDir,
+      '--solver-threads', '1', '--log-level', 'warn',
+    ], { logFile: join(dir, 'controller.log') });
+    const pid = controller.pid;
+    const started = Date.now();
+
+    // 1. Latency while the controller lists everything: as soon as the webhook port answers.
+    while (!(await fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(() => true, () => false))) await sleep(50);
+    const samplePod = { metadata: { name: 'p', namespace: BURST_NS }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1', memory: '1Gi' } } }], nodeSelector: { [POOL_LABEL]: 'burst' } } };
+    const names = nodes.slice(0, 500).map((n) => n.metadata!.name!);
+    const filterBody = JSON.stringify({ Pod: samplePod, NodeNames: names });
+    const reviewBody = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      request: { uid: '00000000-0000-0000-0000-000000000001', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE', namespace: BURST_NS, object: { ...samplePod, metadata: { generateName: 'p-', namespace: BURST_NS } } },
+    });
+    let synced = 0;
+    const readyWatch = (async () => {
+      while ((await fetch(`http://127.0.0.1:${metricsPort}/readyz`).then((r) => r.status, () => 0)) !== 200) await sleep(100);
+      synced = (Date.now() - started) / 1000;
+    })();
+    const duringSync = await Promise.all([
+      load({ url: `${webhookUrl}/mutate/pods`, caPem: tls.caPem, connections: 2, durationSec: 15, overallRate: 50, bodies: [reviewBody] }),
+      load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 2, durationSec: 15, overallRate: 50, bodies: [filterBody] }),
+    ]);
+    await readyWatch;
+    report.duringFullList = { syncSeconds: synced, webhook: duringSync[0], extender: duringSync[1] };
+    progress(`controller synced in ${synced.toFixed(1)} s`);
+
+    // 2. RSS once synced.
+    await sleep(5000);
+    const rssSynced = rssMb(pid);
+    const rssSamples: number[] = [];
+    const rssTimer = setInterval(() => rssSamples.push(rssMb(pid)), 1000);
+
+    // 3. The burst.
+    const created = new Map<string, number>();
+    const running = new Map<string, number>();
+    const scaleWrites: number[] = [];
+    const stopPods = await watch(kc, `/api/v1/namespaces/${BURST_NS}/pods`, (pod: V1Pod) => {
+      if (pod.status?.phase === 'Running' && !running.has(pod.metadata!.name!)) running.set(pod.metadata!.name!, Date.now());
+    });
+    let replicasSeen = 0;
+    const replicasByGroup = new Map<string, number>();
+    const stopGroups = await watch(kc, `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machinedeployments`, (md: { metadata: { name: string }; spec: { replicas?: number } }) => {
+      const before = replicasByGroup.get(md.metadata.name) ?? 0;
+      const now = md.spec.replicas ?? 0;
+      replicasByGroup.set(md.metadata.name, now);
+      if (now > before) scaleWrites.push(Date.now());
+      replicasSeen = [...replicasByGroup.values()].reduce((a, b) => a + b, 0);
+    });
+    const burstPods = Array.from({ length: BURST }, (_, i): V1Pod => ({
+      metadata: { name: `burst-${i}`, namespace: BURST_NS, labels: { app: 'burst' } },
+      spec: { nodeSelector: { [POOL_LABEL]: 'burst' }, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1', memory: '1Gi' } } }] },
+    }));
+    const burstStart = Date.now();
+    await inBatches(burstPods, 50, async (body) => {
+      await core.createNamespacedPod({ namespace: BURST_NS, body });
+      created.set(body.metadata!.name!, Date.now());
+    }, 'burst pods');
+    const burstCreated = Date.now();
+    const deadline = Date.now() + 600_000;
+    while (running.size < BURST && Date.now() < deadline) {
+      await sleep(500);
+      if (running.size % 100 === 0) progress(`burst: ${running.size}/${BURST} Running, ${replicasSeen} replicas`);
+    }
+    stopPods();
+    stopGroups();
+    clearInterval(rssTimer);
+    const lat = [...running.entries()].map(([n, at]) => (at - created.get(n)!) / 1000);
+    report.burst = {
+      pods: BURST,
+      running: running.size,
+      createSeconds: (burstCreated - burstStart) / 1000,
+      firstCreateToLastRunningSeconds: running.size ? (Math.max(...running.values()) - burstStart) / 1000 : NaN,
+      podToRunningP50: median(lat),
+      podToRunningP99: pct(lat, 99),
+      podToRunningMax: Math.max(...lat),
+      // Headroom's share: its decisions (MachineDeployment replicas raised) after the pods appeared.
+      firstScaleAfterFirstPodSeconds: scaleWrites.length ? (Math.min(...scaleWrites) - burstStart) / 1000 : NaN,
+      lastScaleAfterLastPodSeconds: scaleWrites.length ? (Math.max(...scaleWrites) - burstCreated) / 1000 : NaN,
+      scaleWrites: scaleWrites.length,
+      replicas: replicasSeen,
+      groupsUsed: [...replicasByGroup.values()].filter((r) => r > 0).length,
+      fixtureBootDelaySeconds: BOOT_DELAY_MS / 1000,
+    };
+    report.rss = { syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB };
+    progress(`burst: ${running.size}/${BURST} Running`);
+
+    // 4. Extender latency at this node count (kube-scheduler sends one call at a time; also 4 connections).
+    const extender1 = await load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 1, durationSec: 10, bodies: [filterBody] });
+    const prioritize1 = await load({ url: `${webhookUrl}/scheduler/prioritize`, caPem: tls.caPem, connections: 1, durationSec: 10, bodies: [filterBody] });
+    const allNames = JSON.stringify({ Pod: samplePod, NodeNames: nodes.map((n) => n.metadata!.name!) });
+    const extenderAll = await load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 1, durationSec: 10, bodies: [allNames] });
+    const extender4 = await load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 4, durationSec: 10, bodies: [filterBody] });
+    report.extender = { filter500Names1Conn: extender1, prioritize500Names1Conn: prioritize1, filterAllNames1Conn: extenderAll, filter500Names4Conn: extender4 };
+
+    // 5. kube-scheduler throughput: Headroom's extender vs a do-nothing one, alternating.
+    floor = await startChild('extender-floor');
+    const rates: Record<'headroom' | 'floor', number[]> = { headroom: [], floor: [] };
+    if (SCHED_PODS > 1) {
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const kind of ['headroom', 'floor'] as const) {
+          const ext = kind === 'headroom' ? { url: webhookUrl, caPem: tls.caPem } : floor;
+          rates[kind].push(await schedulerRun(cp, kc, core, `${kind}-${r}`, ext, SCHED_PODS));
+          progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
+        }
+      }
+    }
+    report.scheduler = { podsPerRun: SCHED_PODS, headroom: rates.headroom, floor: rates.floor, ratio: median(rates.headroom) / median(rates.floor) };
+    report.rss = { ...(report.rss as object), endMb: rssMb(pid) };
+    client.close();
+  } finally {
+    await controller?.stop(5000).catch(() => undefined);
+    await floor?.stop();
+    await fixture?.stop({ keepNodes: true }).catch(() => undefined);
+    await cp?.stop();
+    removeTempDir(dir);
+  }
+  report.totalSeconds = (Date.now() - t0) / 1000;
+  if (values.json) console.log(JSON.stringify(report));
+  else print(report);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Watches `path`, calling `on` for every object event; re-lists on close. Returns a stop function. */
+async function watch<T>(kc: KubeConfig, path: string, on: (obj: T) => void): Promise<() => void> {
+  let stopped = false;
+  let current: AbortController | undefined;
+  const start = async (): Promise<void> => {
+    if (stopped) return;
+    current = await new Watch(kc).watch(path, { allowWatchBookmarks: true }, (_type: string, obj: T) => on(obj), () => {
+      if (!stopped) setTimeout(() => void start().catch(() => undefined), 200);
+    });
+  };
+  await start();
+  return () => {
+    stopped = true;
+    current?.abort();
+  };
+}
+
+/** Pods created while their scheduler is down; then start it and time first to last binding. */
+async function schedulerRun(cp: ControlPlane, kc: KubeConfig, core: CoreV1Api, schedulerName: string, ext: { url: string; caPem: string }, count: number): Promise<number> {
+  const pods = Array.from({ length: count }, (_, i): V1Pod => ({
+    metadata: { name: `${schedulerName}-${i}`, namespace: LOAD_NS },
+    spec: { schedulerName, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
+  }));
+  await inBatches(pods, 50, (body) => core.createNamespacedPod({ namespace: LOAD_NS, body }), schedulerName);
+  const bound = new Map<string, number>();
+  const stop = await watch(kc, `/api/v1/namespaces/${LOAD_NS}/pods?fieldSelector=${encodeURIComponent(`spec.schedulerName=${schedulerName}`)}`, (pod: V1Pod) => {
+    if (pod.spec?.nodeName && !bound.has(pod.metadata!.name!)) bound.set(pod.metadata!.name!, performance.now());
+  });
+  const example = parseYaml(readFileSync('webhook-config/kube-scheduler-configuration.yaml', 'utf8')) as { extenders: Record<string, unknown>[] };
+  const config = {
+    clientConnection: { qps: 500, burst: 1000 },
+    extenders: [{ ...example.extenders[0], urlPrefix: `${ext.url}/scheduler`, tlsConfig: { caData: Buffer.from(ext.caPem).toString('base64') } }],
+  };
+  const scheduler = await cp.startScheduler({ schedulerName, config });
+  try {
+    const deadline = Date.now() + 300_000;
+    while (bound.size < count && Date.now() < deadline) await sleep(100);
+    const times = [...bound.values()];
+    return bound.size < 2 ? NaN : (bound.size - 1) / ((Math.max(...times) - Math.min(...times)) / 1000);
+  } finally {
+    stop();
+    await scheduler.stop();
+  }
+}
+
+function print(r: Record<string, unknown>): void {
+  const line = (label: string, l: LoadResult) =>
+    `  ${label.padEnd(44)} ${String(l.requests).padStart(6)} req  p50 ${fmt(l.p50)} ms  p99 ${fmt(l.p99)} ms  max ${fmt(l.max)} ms  errors ${l.errors}  non-2xx ${l.non2xx}`;
+  const c = r.config as Record<string, number>;
+  console.log(`\nHeadroom scale benchmark: ${c.nodes} nodes, ${c.pods} pods, ${c.groups} node groups, burst ${c.burst} (total ${fmt(r.totalSeconds as number, 0)} s)`);
+  const s = r.setup as { nodeSeconds: number; podSeconds: number };
+  console.log(`  setup: nodes ${fmt(s.nodeSeconds, 0)} s, pods ${fmt(s.podSeconds, 0)} s`);
+  const f = r.duringFullList as { syncSeconds: number; webhook: LoadResult; extender: LoadResult };
+  console.log(`  full list at start: controller ready after ${fmt(f.syncSeconds, 1)} s; meanwhile (50 req/s each):`);
+  console.log(line('webhook /mutate/pods', f.webhook));
+  console.log(line('extender /scheduler/filter (500 names)', f.extender));
+  const b = r.burst as Record<string, number> & { running: number; pods: number; firstCreateToLastRunningSeconds: number; createSeconds: number; podToRunningP50: number; podToRunningP99: number; podToRunningMax: number; firstScaleAfterFirstPodSeconds: number; lastScaleAfterLastPodSeconds: number; fixtureBootDelaySeconds: number };
+  console.log(`  burst: ${b.running}/${b.pods} Running; first create -> last Running ${fmt(b.firstCreateToLastRunningSeconds, 1)} s (creating took ${fmt(b.createSeconds, 1)} s)`);
+  console.log(`    per pod create -> Running: p50 ${fmt(b.podToRunningP50, 1)} s, p99 ${fmt(b.podToRunningP99, 1)} s, max ${fmt(b.podToRunningMax, 1)} s`);
+  console.log(`    Headroom's share: first scale-up ${fmt(b.firstScaleAfterFirstPodSeconds, 1)} s after the first pod, last ${fmt(b.lastScaleAfterLastPodSeconds, 1)} s after the last pod (${b.scaleWrites} raises, ${b.replicas} replicas in ${b.groupsUsed} groups); fixture boot delay ${fmt(b.fixtureBootDelaySeconds, 1)} s`);
+  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number };
+  console.log(`  controller RSS: ${fmt(m.syncedMb, 0)} MB synced, ${fmt(m.burstPeakMb, 0)} MB peak in the burst, ${fmt(m.endMb, 0)} MB at the end; chart limit ${m.chartLimitMb} MB; Karpenter's bound ${m.karpenterBoundMb} MB (at 1,000 pods)`);
+  const e = r.extender as Record<string, LoadResult>;
+  console.log(line('extender filter, 500 names, 1 connection', e.filter500Names1Conn!));
+  console.log(line('extender prioritize, 500 names, 1 connection', e.prioritize500Names1Conn!));
+  console.log(line(`extender filter, all ${c.nodes} names, 1 connection`, e.filterAllNames1Conn!));
+  console.log(line('extender filter, 500 names, 4 connections', e.filter500Names4Conn!));
+  const k = r.scheduler as { podsPerRun: number; headroom: number[]; floor: number[]; ratio: number };
+  console.log(`  kube-scheduler, ${k.podsPerRun} pods per run: Headroom extender ${fmt(median(k.headroom), 1)} pods/s (${k.headroom.map((x) => fmt(x, 1)).join(', ')}), do-nothing extender ${fmt(median(k.floor), 1)} pods/s (${k.floor.map((x) => fmt(x, 1)).join(', ')}), ratio ${fmt(k.ratio, 2)}`);
+}
+
+await main();
