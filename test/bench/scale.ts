@@ -205,9 +205,13 @@ async function main(): Promise<void> {
     }, 'burst pods');
     const burstCreated = Date.now();
     const deadline = Date.now() + 600_000;
+    let reported = -1;
     while (running.size < BURST && Date.now() < deadline) {
       await sleep(500);
-      if (running.size % 100 === 0) progress(`burst: ${running.size}/${BURST} Running, ${replicasSeen} replicas`);
+      if (Math.floor(running.size / 100) !== reported) {
+        reported = Math.floor(running.size / 100);
+        progress(`burst: ${running.size}/${BURST} Running, ${replicasSeen} replicas`);
+      }
     }
     stopPods();
     stopGroups();
