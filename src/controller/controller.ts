@@ -25,6 +25,7 @@ import { Provisioner, type CycleReport, type ProvisionerOptions, type SolveFn } 
 import { KubeDisruptionNodes } from './kube-disruption-nodes.js';
 import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
+import { MeteredActuator } from '../capi/metered-actuator.js';
 import { NodePoolStatusWriter } from './nodepool-status.js';
 import { ConfigMapStateStore } from './model-store.js';
 import { PodLatencyTracker } from './pod-latency.js';
@@ -169,7 +170,7 @@ export class Controller {
     });
     if (this.opts.registry) {
       this.metrics = registerControllerMetrics(this.opts.registry, this.cache, this.actuator);
-      this.latency = new PodLatencyTracker(this.cache, (s) => this.metrics?.observePodReady(s));
+      this.latency = new PodLatencyTracker(this.cache, (s) => this.metrics?.observePodReady(s), undefined, (s) => this.metrics?.observePodStartup(s));
       this.latency.start();
     }
     await this.cache.waitForSync(60_000);
@@ -213,7 +214,9 @@ export class Controller {
   }
 
   private act(term: AbortSignal): void {
-    const actuator = this.actuator!.fenced(term);
+    const fenced = this.actuator!.fenced(term);
+    // Every CAPI call of the loops is timed and its errors counted (cloudprovider_* metrics).
+    const actuator = this.metrics ? new MeteredActuator(fenced, this.metrics.observeCapiCall) : fenced;
     const solve = this.opts.solve ?? ((s) => solveInProcess(s));
     const prediction = this.opts.prediction ? this.startPrediction(this.opts.prediction, term) : undefined;
     // Forecasts change between passes while the objects stay the same: never memoized.

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CapiActuator } from '../capi/actuator.js';
 import type { KubeActuator } from '../capi/kube-actuator.js';
+import type { CapiCallObserver } from '../capi/metered-actuator.js';
 import type { DisruptionReport } from '../disruption/disruptor.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
 import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
@@ -8,6 +9,7 @@ import type { CycleReport } from '../provisioning/provisioner.js';
 import { ForecastScore } from './forecast-score.js';
 import type { PredictionPass } from './prediction-loop.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
+import { registerClusterStateMetrics } from './cluster-state-metrics.js';
 
 /**
  * The controller's metrics, in the process-wide registry (src/server/metrics.ts).
@@ -18,6 +20,10 @@ export interface ControllerMetrics {
   observeCycle(report: CycleReport): void;
   observeDisruption(report: DisruptionReport): void;
   observePodReady(seconds: number): void;
+  /** Creation to Running of a pod seen Pending. */
+  observePodStartup(seconds: number): void;
+  /** A call to the CAPI port (through MeteredActuator). */
+  observeCapiCall: CapiCallObserver;
   observePrediction(pass: PredictionPass): void;
   setLeader(leading: boolean): void;
   /** A ProvisioningRequest transition (accepted, provisioned, capacity-not-found, ...). */
@@ -49,38 +55,57 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
       for (const s of cache.staleness()) this.set({ resource: s.resource }, Number.isFinite(s.ageSeconds) ? s.ageSeconds : -1);
     },
   });
-  const informerRestarts = new Gauge({
-    name: `${p}informer_relists`,
+  // Counts kept by the cache and the actuator, exposed as Counters: copied at scrape time.
+  new Counter({
+    name: `${p}informer_relists_total`,
     help: 'Relists (410 Gone) per watched resource since start.',
     labelNames: ['resource'] as const,
     registers: [registry],
     collect() {
-      informerRestarts.reset();
-      for (const s of cache.informerStats()) informerRestarts.set({ resource: s.resource }, s.relists);
+      this.reset();
+      for (const s of cache.informerStats()) this.inc({ resource: s.resource }, s.relists);
     },
   });
   const kube = actuator as KubeActuator | undefined;
   if (kube && 'capiWrites' in kube) {
-    new Gauge({
-      name: `${p}capi_writes`,
+    new Counter({
+      name: `${p}capi_writes_total`,
       help: 'Writes to CAPI objects since start, by operation (scale, annotate, create, delete, conflicts).',
       labelNames: ['op'] as const,
       registers: [registry],
       collect() {
         this.reset();
-        for (const [op, n] of Object.entries(kube.capiWrites)) this.set({ op }, n);
+        for (const [op, n] of Object.entries(kube.capiWrites)) this.inc({ op }, n);
       },
     });
   }
+  registerClusterStateMetrics(registry, cache);
   const scaleUps = new Counter({
     name: `${p}scale_ups_total`,
     help: 'Scale-ups written, by node group.',
     labelNames: ['kind', 'namespace', 'name'] as const,
     registers: [registry],
   });
-  const pending = new Gauge({
-    name: `${p}pending_pods`,
-    help: 'Pods waiting for capacity at the last provisioning cycle.',
+  const nodesCreated = new Counter({
+    name: `${p}nodes_created_total`,
+    help: 'Nodes Headroom asked for (replicas added, standalone Machines created), by NodePool and reason (provisioned: pending pods; predicted: buffers, bookings, forecasts).',
+    labelNames: ['nodepool', 'reason'] as const,
+    registers: [registry],
+  });
+  const nodesTerminated = new Counter({
+    name: `${p}nodes_terminated_total`,
+    help: 'Nodes Headroom removed, by NodePool and reason (empty, expired: disruption; failed, timeout: a Machine that never became a Ready node).',
+    labelNames: ['nodepool', 'reason'] as const,
+    registers: [registry],
+  });
+  const queueDepth = new Gauge({
+    name: `${p}scheduler_queue_depth`,
+    help: 'Pods waiting for capacity at the last provisioning cycle (pending and predicted).',
+    registers: [registry],
+  });
+  const unschedulable = new Gauge({
+    name: `${p}scheduler_unschedulable_pods_count`,
+    help: 'Pods the last provisioning cycle found no node or node group for.',
     registers: [registry],
   });
   const cycles = new Counter({
@@ -90,8 +115,9 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     registers: [registry],
   });
   const solveDuration = new Histogram({
-    name: `${p}solve_duration_seconds`,
-    help: 'Time to solve one provisioning snapshot.',
+    name: `${p}scheduler_scheduling_duration_seconds`,
+    help: 'Time to solve one provisioning snapshot (the scheduling simulation), by controller.',
+    labelNames: ['controller'] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
@@ -101,10 +127,41 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 600],
     registers: [registry],
   });
-  const disruptions = new Counter({
-    name: `${p}disruptions_total`,
-    help: 'Nodes removed by the disruption loop (delete-machine written), by reason (Empty, Expired) and node group.',
-    labelNames: ['reason', 'kind', 'namespace', 'name'] as const,
+  const podStartup = new Histogram({
+    name: `${p}pods_startup_duration_seconds`,
+    help: 'From a pod\'s creation to Headroom seeing it Running (pods first seen Pending).',
+    buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200],
+    registers: [registry],
+  });
+  const decisions = new Counter({
+    name: `${p}voluntary_disruption_decisions_total`,
+    help: 'Disruption decisions carried out, by decision (delete: written; declined: the actuator declined, dry run or min size; failed) and reason (empty, expired).',
+    labelNames: ['decision', 'reason'] as const,
+    registers: [registry],
+  });
+  const eligible = new Gauge({
+    name: `${p}voluntary_disruption_eligible_nodes`,
+    help: 'Nodes the last disruption pass found eligible, by reason (empty, expired): those it removed and those it kept.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const blocked = new Gauge({
+    name: `${p}voluntary_disruption_blocked_nodes`,
+    help: 'Eligible nodes the last disruption pass kept, by reason and what kept them (min-size, unmanaged, budget, pod-without-controller, pods-cannot-move, changed).',
+    labelNames: ['reason', 'blocked_by'] as const,
+    registers: [registry],
+  });
+  const capiDuration = new Histogram({
+    name: `${p}cloudprovider_duration_seconds`,
+    help: 'Duration of calls to the CAPI port (the cloud provider), by method.',
+    labelNames: ['method'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const capiErrors = new Counter({
+    name: `${p}cloudprovider_errors_total`,
+    help: 'Failed calls to the CAPI port, by method and error class (Conflict, NotFound, Forbidden, TooManyRequests, ServerError, Fenced, ...).',
+    labelNames: ['method', 'error'] as const,
     registers: [registry],
   });
   const leader = new Gauge({ name: `${p}leader`, help: '1 while this replica is the leader.', registers: [registry] });
@@ -168,17 +225,45 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     },
     observeCycle(r) {
       cycles.inc({ outcome: r.skipped ?? (r.scaleUps.some((u) => u.error) ? 'error' : 'ok') });
-      pending.set(r.pendingPods);
-      if (!r.skipped) solveDuration.observe(r.solveMs / 1000);
-      for (const u of r.scaleUps) if (u.result?.written) scaleUps.inc({ kind: u.kind, namespace: u.namespace, name: u.name });
+      queueDepth.set(r.pendingPods);
+      unschedulable.set(r.unschedulable);
+      if (!r.skipped) solveDuration.observe({ controller: 'provisioner' }, r.solveMs / 1000);
+      for (const u of r.scaleUps) {
+        if (!u.result?.written) continue;
+        scaleUps.inc({ kind: u.kind, namespace: u.namespace, name: u.name });
+        if (u.added) nodesCreated.inc({ nodepool: u.nodePool ?? '', reason: u.cause ?? 'provisioned' }, u.added);
+      }
+      for (const f of r.provisionFailures ?? []) if (!f.error) nodesTerminated.inc({ nodepool: f.nodePool ?? '', reason: f.kind });
     },
     observeDisruption(r) {
+      if (r.skipped) return;
+      const eligibleBy = new Map<string, number>();
+      const count = (reason: string) => eligibleBy.set(reason, (eligibleBy.get(reason) ?? 0) + 1);
       for (const x of r.removals) {
-        if (x.result?.written) disruptions.inc({ reason: x.reason, kind: x.group.kind, namespace: x.group.namespace, name: x.group.name });
+        const reason = x.reason.toLowerCase();
+        count(reason);
+        decisions.inc({ decision: x.error !== undefined ? 'failed' : x.result?.written ? 'delete' : 'declined', reason });
+        if (x.result?.written) nodesTerminated.inc({ nodepool: x.group.nodePool ?? '', reason });
       }
+      blocked.reset();
+      for (const k of r.kept) {
+        if (!k.reason) continue;
+        const reason = k.reason.toLowerCase();
+        count(reason);
+        blocked.inc({ reason, blocked_by: k.blockedBy ?? 'other' });
+      }
+      eligible.reset();
+      for (const [reason, n] of eligibleBy) eligible.set({ reason }, n);
     },
     observePodReady(seconds) {
       podReady.observe(seconds);
+    },
+    observePodStartup(seconds) {
+      podStartup.observe(seconds);
+    },
+    observeCapiCall(method, seconds, error) {
+      capiDuration.observe({ method }, seconds);
+      if (error) capiErrors.inc({ method, error });
     },
     setLeader(leading) {
       leader.set(leading ? 1 : 0);

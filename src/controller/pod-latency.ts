@@ -3,16 +3,18 @@ import type { ClusterStateSource } from '../cluster/state.js';
 import { firstSeenOf } from '../webhook/first-seen.js';
 
 /**
- * Feeds the pod-creation-to-node-Ready histogram: pods seen unbound are
- * remembered; once bound to a Ready node, the time from the pod's creation (the
- * webhook's headroom.dev/first-seen, in milliseconds, else creationTimestamp, in
- * whole seconds) to
- * that node's Ready transition (or zero, if the node was Ready before the pod
- * existed) is observed once. Scans are throttled so a burst of pod events costs
+ * Feeds two histograms. Pod creation to node Ready: pods seen unbound are remembered;
+ * once bound to a Ready node, the time from the pod's creation (the webhook's
+ * headroom.dev/first-seen, in milliseconds, else creationTimestamp, in whole seconds)
+ * to that node's Ready transition (or zero, if the node was Ready before the pod
+ * existed) is observed once. Pod startup (creation to Running): pods seen Pending are
+ * remembered, and observed once when a scan sees them Running. Scans are throttled so a burst of pod events costs
  * one pass over the pods per `intervalMs`, not one per event.
  */
 export class PodLatencyTracker {
   private readonly waiting = new Map<string, number>();
+  /** Pods seen before they ran (uid -> created at, ms): the startup histogram's pods. */
+  private readonly starting = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
@@ -20,6 +22,9 @@ export class PodLatencyTracker {
     private readonly state: ClusterStateSource,
     private readonly observe: (seconds: number) => void,
     private readonly intervalMs = 500,
+    /** Creation to Running (Karpenter's pods_startup_duration_seconds), for pods first seen not yet Running; `now` in ms. */
+    private readonly observeStartup?: (seconds: number) => void,
+    private readonly now: () => number = Date.now,
   ) {}
 
   start(): void {
@@ -50,6 +55,7 @@ export class PodLatencyTracker {
       const uid = p.metadata?.uid;
       if (!uid) continue;
       live.add(uid);
+      if (this.observeStartup) this.startup(uid, p);
       const node = p.spec?.nodeName;
       if (!node) {
         if (!this.waiting.has(uid) && !p.metadata?.deletionTimestamp) {
@@ -66,5 +72,22 @@ export class PodLatencyTracker {
       this.observe(Math.max(0, ready - created) / 1000);
     }
     for (const uid of this.waiting.keys()) if (!live.has(uid)) this.waiting.delete(uid);
+    for (const uid of this.starting.keys()) if (!live.has(uid)) this.starting.delete(uid);
+  }
+
+  /** Pending when first seen: remembered; Running later: creation to now observed once. */
+  private startup(uid: string, p: V1Pod): void {
+    const phase = p.status?.phase;
+    const created = this.starting.get(uid);
+    if (created === undefined) {
+      if ((phase === undefined || phase === 'Pending') && !p.metadata?.deletionTimestamp) {
+        const at = firstSeenOf(p) ?? (p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp) : undefined);
+        if (at) this.starting.set(uid, at.getTime());
+      }
+      return;
+    }
+    if (phase === 'Pending' || phase === undefined) return;
+    this.starting.delete(uid);
+    if (phase === 'Running') this.observeStartup!(Math.max(0, this.now() - created) / 1000);
   }
 }

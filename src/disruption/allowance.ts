@@ -1,6 +1,7 @@
 import { DEFAULT_CONSOLIDATE_AFTER_MS, type DisruptionBudget, type NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
 import { budgetActive } from './budget-schedule.js';
+import type { BlockReason } from './removal.js';
 
 /**
  * How many nodes one disruption pass may still remove, per NodePool (budgets) and
@@ -10,6 +11,12 @@ import { budgetActive } from './budget-schedule.js';
  */
 
 export type DisruptionReason = 'Empty' | 'Expired';
+
+/** Why the allowance refuses one more node: the code (for metrics) and the words (for logs and plan). */
+export interface Blocked {
+  by: Extract<BlockReason, 'min-size' | 'unmanaged' | 'budget'>;
+  why: string;
+}
 
 /** Settings for groups that belong to no NodePool: remove empty nodes after a NodePool's default consolidateAfter, never expire, 10% budget. */
 export const DEFAULT_DISRUPTION: NodePoolDisruption = {
@@ -84,20 +91,21 @@ export class DisruptionAllowance {
 
   /** Whether one more node of `group` may go for `reason`; if so, counts it. */
   take(group: NodeGroup, reason: DisruptionReason): boolean {
-    const why = this.blocked(group, reason);
-    if (why) return false;
+    if (this.blocked(group, reason)) return false;
     this.scopes.get(budgetScope(group))!.disrupting++;
     this.aboveMin.set(group.id, this.aboveMin.get(group.id)! - 1);
     return true;
   }
 
   /** Why one more node of `group` may not go, or undefined when it may. */
-  blocked(group: NodeGroup, reason: DisruptionReason): string | undefined {
-    if ((this.aboveMin.get(group.id) ?? 0) <= 0) return `${group.id} is at min size ${group.minSize}`;
+  blocked(group: NodeGroup, reason: DisruptionReason): Blocked | undefined {
+    if ((this.aboveMin.get(group.id) ?? 0) <= 0) return { by: 'min-size', why: `${group.id} is at min size ${group.minSize}` };
     const s = this.scopes.get(budgetScope(group));
-    if (!s) return `${group.id} is not managed`;
+    if (!s) return { by: 'unmanaged', why: `${group.id} is not managed` };
     const allowed = allowedByBudgets(this.settingsOf(group).budgets, reason, s.total, this.now);
-    if (s.disrupting >= allowed) return `disruption budget of ${group.nodePool ? `NodePool ${group.nodePool}` : group.id} allows ${allowed} node(s) at once`;
+    if (s.disrupting >= allowed) {
+      return { by: 'budget', why: `disruption budget of ${group.nodePool ? `NodePool ${group.nodePool}` : group.id} allows ${allowed} node(s) at once` };
+    }
     return undefined;
   }
 }

@@ -303,7 +303,7 @@ export class Disruptor {
       const { machine: _m, ...decided } = o.removal;
       const entry: DisruptionReport['removals'][number] = { ...decided, groupId: o.removal.group.id };
       if (o.kind === 'kept') {
-        report.kept.push({ node: o.removal.node, why: `on a fresh look: ${o.why}` });
+        report.kept.push({ node: o.removal.node, why: `on a fresh look: ${o.why}`, reason: o.removal.reason, blockedBy: 'changed' });
         continue;
       }
       if (o.kind === 'gone') continue;
@@ -337,9 +337,9 @@ export class Disruptor {
     return (r) => {
       const group = groups.get(r.group.id);
       if (!group) return `${r.group.id} is no longer managed`;
-      const why = allowance.blocked(group, r.reason);
-      if (!why) allowance.take(group, r.reason);
-      return why;
+      const blocked = allowance.blocked(group, r.reason);
+      if (!blocked) allowance.take(group, r.reason);
+      return blocked?.why;
     };
   }
 

@@ -40,9 +40,9 @@ export function decideEmptiness(input: EmptinessInput): { remove: Removal[]; ski
   candidates.sort((a, b) => a.since - b.since || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
   const remove: Removal[] = [];
   for (const c of candidates) {
-    const why = allowance.blocked(c.group, 'Empty');
-    if (why) {
-      skipped.push({ node: c.node, why });
+    const blocked = allowance.blocked(c.group, 'Empty');
+    if (blocked) {
+      skipped.push({ node: c.node, why: blocked.why, reason: 'Empty', blockedBy: blocked.by });
       continue;
     }
     allowance.take(c.group, 'Empty');

@@ -78,7 +78,7 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
     if (ttl === null || created === undefined || now - created < ttl) continue;
     // Bare pods have no owner to recreate them elsewhere.
     if (node.pods.some((p) => p.owner === undefined)) {
-      skipped.push({ node: node.name, why: 'has a pod without a controller' });
+      skipped.push({ node: node.name, why: 'has a pod without a controller', reason: 'Expired', blockedBy: 'pod-without-controller' });
       continue;
     }
     expired.push({
@@ -91,12 +91,12 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
     if (remove.length >= max) break;
     const blocked = allowance.blocked(e.group, 'Expired');
     if (blocked) {
-      skipped.push({ node: e.node, why: blocked });
+      skipped.push({ node: e.node, why: blocked.why, reason: 'Expired', blockedBy: blocked.by });
       continue;
     }
     const why = await cannotMovePods(snapshot, e.node, solve);
     if (why) {
-      skipped.push({ node: e.node, why });
+      skipped.push({ node: e.node, why, reason: 'Expired', blockedBy: 'pods-cannot-move' });
       continue;
     }
     allowance.take(e.group, 'Expired');

@@ -18,4 +18,15 @@ export interface Removal {
 export interface Skip {
   node: string;
   why: string;
+  /** The disruption reason the node was a candidate for. */
+  reason?: DisruptionReason;
+  /** What kept it, as one of a few fixed codes (a bounded metric label; `why` has the detail). */
+  blockedBy?: BlockReason;
 }
+
+/**
+ * Why a candidate was kept: its group is at min size, or not managed; a disruption
+ * budget is used up; it has a pod without a controller, or pods that fit nowhere else;
+ * it changed between the decision and the removal (a fresh look refused it).
+ */
+export type BlockReason = 'min-size' | 'unmanaged' | 'budget' | 'pod-without-controller' | 'pods-cannot-move' | 'changed';

@@ -77,13 +77,22 @@ export interface CycleReport {
   skipped?: 'not-synced' | 'no-pending-pods';
   pendingPods: number;
   solveMs: number;
-  scaleUps: Array<TrimmedScaleUp & { result?: { replicas: number; written: boolean }; error?: string }>;
+  scaleUps: Array<TrimmedScaleUp & {
+    result?: { replicas: number; written: boolean };
+    error?: string;
+    /** The group's NodePool, if any. */
+    nodePool?: string;
+    /** Nodes this write added (replicas or standalone Machines). */
+    added?: number;
+    /** `provisioned` when pending pods asked for it, `predicted` when only predicted demand (buffers, bookings, forecasts) did. */
+    cause?: 'provisioned' | 'predicted';
+  }>;
   /** The solve outlived its deadline; the plan (if any) came from the fallback solve. */
   solveTimedOut?: boolean;
   /** The leadership term ended during the cycle: the rest of it was not acted on. */
   termEnded?: boolean;
   /** Machines given up on this cycle (failed, or not Ready within the max provision time). */
-  provisionFailures?: Array<{ machine: string; group: string; kind: 'failed' | 'timeout'; error?: string }>;
+  provisionFailures?: Array<{ machine: string; group: string; nodePool?: string; kind: 'failed' | 'timeout'; error?: string }>;
   /** Groups not scaled up this cycle, with why (paused, backing off). */
   held?: Record<string, string>;
   unschedulable: number;
@@ -318,7 +327,9 @@ export class Provisioner {
     const removed: string[] = [];
     report.provisionFailures = [];
     for (const f of failures) {
-      const entry: NonNullable<CycleReport['provisionFailures']>[number] = { machine: `${f.machine.namespace}/${f.machine.name}`, group: f.groupId, kind: f.kind };
+      const entry: NonNullable<CycleReport['provisionFailures']>[number] = {
+        machine: `${f.machine.namespace}/${f.machine.name}`, group: f.groupId, kind: f.kind, ...(f.nodePool ? { nodePool: f.nodePool } : {}),
+      };
       report.provisionFailures.push(entry);
       const until = this.backoff.fail(f.groupId, now);
       const reason = `${f.detail}; ${f.groupId} backs off until ${new Date(until).toISOString()}`;
@@ -491,12 +502,14 @@ export class Provisioner {
 
     const written: Observation[] = [];
     // Serial on purpose: one group at a time, each re-read before it is written.
+    const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool]));
     for (const up of enforceLimits(snapshot, plan.scaleUps)) {
       const id = `${up.kind}/${up.namespace}/${up.name}`;
       const group: NodeGroupRef = { kind: up.kind, namespace: up.namespace, name: up.name };
       const pods = podsByGroup.get(id) ?? [];
       const reason = `${pods.length} pending pod(s)${up.trimmedBy ? `; trimmed from ${up.requestedTo} by ${up.trimmedBy}` : ''}`;
-      const entry: CycleReport['scaleUps'][number] = { ...up };
+      const nodePool = poolOf.get(id);
+      const entry: CycleReport['scaleUps'][number] = { ...up, ...(nodePool ? { nodePool } : {}), cause: pods.length > 0 ? 'provisioned' : 'predicted' };
       const pool = standalone.get(id);
       try {
         if (pool) {
@@ -511,6 +524,7 @@ export class Provisioner {
             await actuator.createMachine({ name, nodePool: pool.nodePool, namespace: pool.namespace, clusterName: pool.clusterName, reason });
           }
           entry.result = { replicas: Math.max(current, up.from) + create, written: create > 0 };
+          entry.added = create;
           if (create > 0) {
             this.stats.scaleUps++;
             written.push({ pool: { namespace: pool.namespace, name: pool.nodePool }, replicas: entry.result.replicas });
@@ -525,6 +539,7 @@ export class Provisioner {
         this.checkTerm();
         const result = await actuator.scaleTo(group, up.from, up.to, reason);
         entry.result = result;
+        entry.added = result.written ? Math.max(0, result.replicas - up.from) : 0;
         if (result.written) {
           this.stats.scaleUps++;
           written.push({ group, replicas: result.replicas });

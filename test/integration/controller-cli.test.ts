@@ -92,7 +92,7 @@ describe('headroom controller process (CLI)', function () {
     }, { timeoutMs: 5000, intervalMs: 100 });
     expect(metrics).to.match(/headroom_node_group_replicas\{kind="MachineDeployment",namespace="[^"]+",name="md"\} [1-9]/);
     expect(metrics).to.match(/headroom_informer_last_sync_age_seconds\{resource="pods"\} \d/);
-    expect(metrics).to.match(/headroom_solve_duration_seconds_count [1-9]/);
+    expect(metrics).to.match(/headroom_scheduler_scheduling_duration_seconds_count\{controller="provisioner"\} [1-9]/);
     expect(metrics).to.match(/^headroom_leader 1$/m);
 
     // Crash while the new nodes are still booting (the fixture's boot delay is 3 s).

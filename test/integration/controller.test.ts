@@ -169,7 +169,12 @@ describe('headroom controller on a real control plane', function () {
       }, { timeoutMs: 10_000 });
       expect(text).to.match(new RegExp(`headroom_node_group_replicas\\{kind="MachineDeployment",namespace="${s.ns}",name="md"\\} ${finalReplicas}`));
       expect(text).to.match(/headroom_scale_ups_total\{[^}]*name="md"\} [1-9]/);
-      expect(text).to.match(/headroom_solve_duration_seconds_count [1-9]/);
+      expect(text).to.match(/headroom_scheduler_scheduling_duration_seconds_count\{controller="provisioner"\} [1-9]/);
+      // Karpenter-named families: nodes asked for, the CAPI calls that asked, the nodes' allocatable.
+      expect(text).to.match(/^headroom_nodes_created_total\{nodepool="",reason="provisioned"\} [1-9]/m);
+      expect(text).to.match(/^headroom_cloudprovider_duration_seconds_count\{method="scaleTo"\} [1-9]/m);
+      expect(text).to.match(/^headroom_nodes_allocatable\{nodepool="",resource_type="cpu"\} [1-9]/m);
+      expect(text).to.match(/^headroom_pods_state\{phase="[A-Za-z]+"\} [1-9]/m);
     } finally {
       await s.cleanup();
     }

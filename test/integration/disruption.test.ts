@@ -102,7 +102,10 @@ describe('disruption on a real control plane', function () {
       expect(removals.filter((x) => busy.has(x.node))).to.have.length(busy.size - 1);
       // Removal goes through the actuator's delete-machine + decrement, which logs it.
       expect(logs.filter((l) => /removing Machine .* node empty/.test(l))).to.have.length(peak - 1);
-      expect(await registry.metrics()).to.include(`headroom_disruptions_total{reason="Empty",kind="MachineDeployment",namespace="${ns}",name="md"} ${peak - 1}`);
+      const text = await registry.metrics();
+      expect(text).to.match(new RegExp(`^headroom_nodes_terminated_total\\{nodepool="[^"]*",reason="empty"\\} ${peak - 1}$`, 'm'));
+      expect(text).to.include(`headroom_voluntary_disruption_decisions_total{decision="delete",reason="empty"} ${peak - 1}`);
+      expect(text).to.match(/^headroom_cloudprovider_duration_seconds_count\{method="deleteMachine"\} [1-9]/m);
 
       // It stays at min size: the kept node is not touched, even after more passes.
       await new Promise((r) => setTimeout(r, consolidateAfterMs + 2000));

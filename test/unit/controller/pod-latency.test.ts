@@ -38,3 +38,26 @@ describe('PodLatencyTracker (pod startup latency)', () => {
     expect(run(pod('yesterday'), pod('yesterday', 'n1'))).to.deep.equal([30]);
   });
 });
+
+describe('PodLatencyTracker (creation to Running)', () => {
+  function phases(...seq: Array<string | undefined>): number[] {
+    let objects: ClusterObjects = emptyClusterObjects();
+    const seen: number[] = [];
+    const now = new Date('2026-03-02T10:01:01Z').getTime();
+    const tracker = new PodLatencyTracker({ objects: () => objects, synced: () => true, onChange: () => () => {} }, () => {}, 500, (s) => seen.push(s), () => now);
+    for (const phase of seq) {
+      objects = { ...objects, pods: [{ ...pod(), status: phase ? { phase } : {} }] };
+      tracker.scan();
+    }
+    return seen;
+  }
+
+  it('observes a pod seen Pending once, when it is seen Running, from its creation', () => {
+    expect(phases('Pending', 'Pending', 'Running', 'Running')).to.deep.equal([60]);
+  });
+
+  it('a pod first seen Running (it ran before Headroom started) or that fails is not observed', () => {
+    expect(phases('Running', 'Running')).to.deep.equal([]);
+    expect(phases(undefined, 'Failed', 'Running')).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,149 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { Gauge, type Registry } from 'prom-client';
+import { buildSnapshot } from '../cluster/build-snapshot.js';
+import { lastInputMemo } from '../cluster/input-memo.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { ClusterCache } from '../kube/cluster-cache.js';
+import { CPU, type Resources } from '../scheduling/resources.js';
+import { METRIC_PREFIX } from '../server/metrics.js';
+
+/** Per NodePool ('' for nodes in no pool), per resource: what nodes offer and what their pods request. */
+interface NodeTotals {
+  allocatable: Map<string, Resources>;
+  requests: Map<string, Resources>;
+  nodes: number;
+}
+
+/** cpu is kept in millicores inside Headroom; metrics give cores, as Kubernetes quantities do. */
+function metricValue(resource: string, v: number): number {
+  return resource === CPU ? v / 1000 : v;
+}
+
+function addTo(totals: Map<string, Resources>, pool: string, add: Resources): void {
+  let t = totals.get(pool);
+  if (!t) totals.set(pool, (t = {}));
+  for (const k in add) t[k] = (t[k] ?? 0) + add[k]!;
+}
+
+/** Registered Nodes only (in-flight placeholders have no allocatable yet), by their group's NodePool. */
+function nodeTotals(snapshot: ClusterSnapshot): NodeTotals {
+  const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool ?? '']));
+  const out: NodeTotals = { allocatable: new Map(), requests: new Map(), nodes: 0 };
+  for (const n of snapshot.nodes) {
+    if (n.inFlight) continue;
+    out.nodes++;
+    const pool = (n.groupId && poolOf.get(n.groupId)) || '';
+    addTo(out.allocatable, pool, n.allocatable);
+    for (const p of n.pods) addTo(out.requests, pool, p.requests);
+  }
+  return out;
+}
+
+function podPhases(pods: readonly V1Pod[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of pods) {
+    const phase = p.status?.phase ?? 'Unknown';
+    out.set(phase, (out.get(phase) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * Gauges of the cluster's state, named like Karpenter's nodes_*, nodepools_*,
+ * cluster_* and pods_state, computed at scrape time from the cache, so they never lag
+ * it. Labels are NodePool, resource and phase: bounded whatever the cluster holds (no
+ * node or pod names, unlike Karpenter's per-node and per-pod series). The snapshot is
+ * the one every loop builds (buildSnapshot's memo), and the sums are made once per
+ * snapshot however many gauges read them.
+ */
+export function registerClusterStateMetrics(registry: Registry, cache: ClusterCache): void {
+  const p = METRIC_PREFIX;
+  const snapshot = (): ClusterSnapshot => buildSnapshot(cache.objects(), { strict: false });
+  const totals = lastInputMemo(nodeTotals);
+  const phases = lastInputMemo(podPhases);
+  const perPool = (gauge: Gauge<'nodepool' | 'resource_type'>, of: Map<string, Resources>) => {
+    gauge.reset();
+    for (const [nodepool, r] of of) for (const k in r) gauge.set({ nodepool, resource_type: k }, metricValue(k, r[k]!));
+  };
+  new Gauge({
+    name: `${p}nodes_allocatable`,
+    help: 'Allocatable resources of the registered Nodes, summed by NodePool (empty for nodes in none) and resource type (cpu in cores, memory in bytes).',
+    labelNames: ['nodepool', 'resource_type'] as const,
+    registers: [registry],
+    collect() {
+      if (cache.synced()) perPool(this, totals(snapshot()).allocatable);
+    },
+  });
+  new Gauge({
+    name: `${p}nodes_total_pod_requests`,
+    help: 'Requests of the pods bound to registered Nodes (DaemonSet pods included), summed by NodePool and resource type.',
+    labelNames: ['nodepool', 'resource_type'] as const,
+    registers: [registry],
+    collect() {
+      if (cache.synced()) perPool(this, totals(snapshot()).requests);
+    },
+  });
+  new Gauge({
+    name: `${p}cluster_utilization_percent`,
+    help: 'Pod requests as a percentage of allocatable, over all registered Nodes, by resource type.',
+    labelNames: ['resource_type'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!cache.synced()) return;
+      const t = totals(snapshot());
+      const alloc: Resources = {};
+      const req: Resources = {};
+      for (const r of t.allocatable.values()) for (const k in r) alloc[k] = (alloc[k] ?? 0) + r[k]!;
+      for (const r of t.requests.values()) for (const k in r) req[k] = (req[k] ?? 0) + r[k]!;
+      for (const k in alloc) if (alloc[k]! > 0) this.set({ resource_type: k }, (100 * (req[k] ?? 0)) / alloc[k]!);
+    },
+  });
+  new Gauge({
+    name: `${p}cluster_state_node_count`,
+    help: 'Registered Nodes in Headroom\'s view of the cluster.',
+    registers: [registry],
+    collect() {
+      if (cache.synced()) this.set(totals(snapshot()).nodes);
+    },
+  });
+  new Gauge({
+    name: `${p}nodepools_usage`,
+    help: 'What each NodePool\'s nodes use against its limits (existing and in flight), by resource type (cpu in cores, memory in bytes, nodes).',
+    labelNames: ['nodepool', 'resource_type'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!cache.synced()) return;
+      for (const [nodepool, l] of Object.entries(snapshot().limits)) {
+        for (const [k, v] of Object.entries(l.used)) this.set({ nodepool, resource_type: k }, metricValue(k, v));
+      }
+    },
+  });
+  new Gauge({
+    name: `${p}nodepools_limit`,
+    help: 'Each NodePool\'s spec.limits, by resource type (cpu in cores, memory in bytes, nodes); no series for a resource without a limit.',
+    labelNames: ['nodepool', 'resource_type'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!cache.synced()) return;
+      for (const [nodepool, l] of Object.entries(snapshot().limits)) {
+        for (const k of ['cpu', 'memory', 'nodes'] as const) {
+          const v = l[k];
+          if (v !== undefined) this.set({ nodepool, resource_type: k }, metricValue(k, v));
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: `${p}pods_state`,
+    help: 'Pods in the watched scope, by phase (Pending, Running, Succeeded, Failed, Unknown): counts, not one series per pod.',
+    labelNames: ['phase'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [phase, n] of phases(cache.objects().pods as V1Pod[])) this.set({ phase }, n);
+    },
+  });
+}

@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import type { CapiActuator } from '../../../src/capi/actuator.js';
+import { loadObjects } from '../../../src/cluster/load-objects.js';
+import { registerControllerMetrics } from '../../../src/controller/metrics.js';
+import type { DisruptionReport } from '../../../src/disruption/disruptor.js';
+import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
+import type { CycleReport } from '../../../src/provisioning/provisioner.js';
+
+const objects = loadObjects({ source: 'example-cluster.yaml', text: readFileSync(new URL('../../fixtures/example-cluster.yaml', import.meta.url), 'utf8') });
+
+/** A cache over the example cluster, with counts an informer and an actuator keep. */
+function setup() {
+  const cache = {
+    objects: () => objects,
+    synced: () => true,
+    staleness: () => [{ resource: 'pods', ageSeconds: 3, synced: true }],
+    informerStats: () => [{ resource: 'pods', relists: 4 }],
+  } as unknown as ClusterCache;
+  const actuator = { capiWrites: { scale: 7, annotate: 1, create: 0, delete: 2, conflicts: 0 } } as unknown as CapiActuator;
+  const registry = new Registry();
+  const metrics = registerControllerMetrics(registry, cache, actuator);
+  return { registry, metrics };
+}
+
+/** The value of one series in the exposition text, or undefined. */
+function value(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const group = { id: 'MachineDeployment/ns/md', kind: 'MachineDeployment', namespace: 'ns', name: 'md', nodePool: 'general' };
+
+describe('controller metrics', () => {
+  it('counts that only grow are Counters with _total, copied from the cache and the actuator at scrape time', async () => {
+    const text = await setup().registry.metrics();
+    expect(text).to.include('# TYPE headroom_informer_relists_total counter');
+    expect(value(text, 'headroom_informer_relists_total{resource="pods"}')).to.equal(4);
+    expect(text).to.include('# TYPE headroom_capi_writes_total counter');
+    expect(value(text, 'headroom_capi_writes_total{op="scale"}')).to.equal(7);
+    // A second scrape does not add the count again.
+    const { registry } = setup();
+    await registry.metrics();
+    expect(value(await registry.metrics(), 'headroom_capi_writes_total{op="delete"}')).to.equal(2);
+  });
+
+  it('nodes, NodePools and pods of the cluster, summed (no node or pod names)', async () => {
+    const text = await setup().registry.metrics();
+    // example-cluster.yaml: two Nodes, 1930m + 3920m cpu, 29 + 58 pods allocatable; in no NodePool.
+    expect(value(text, 'headroom_cluster_state_node_count')).to.equal(2);
+    expect(value(text, 'headroom_nodes_allocatable{nodepool="",resource_type="cpu"}')).to.be.closeTo(5.85, 1e-9);
+    expect(value(text, 'headroom_nodes_allocatable{nodepool="",resource_type="pods"}')).to.equal(87);
+    const requested = value(text, 'headroom_nodes_total_pod_requests{nodepool="",resource_type="cpu"}')!;
+    expect(requested).to.be.greaterThan(0);
+    expect(value(text, 'headroom_cluster_utilization_percent{resource_type="cpu"}')).to.be.closeTo((100 * requested) / 5.85, 1e-6);
+    expect(value(text, 'headroom_pods_state{phase="Succeeded"}')).to.equal(1);
+    expect(value(text, 'headroom_pods_state{phase="Pending"}')).to.be.at.least(3);
+    expect(text).not.to.match(/ip-10-0-1-5|web-6c9f8/);
+  });
+
+  it('a cycle: nodes created by NodePool and cause, queue, unschedulable pods, solve time, provision failures', async () => {
+    const { registry, metrics } = setup();
+    const cycle: CycleReport = {
+      startedAt: 0, pendingPods: 12, solveMs: 40, unschedulable: 2, durationMs: 50,
+      scaleUps: [
+        { kind: 'MachineDeployment', namespace: 'ns', name: 'md', from: 1, to: 4, nodePool: 'general', cause: 'provisioned', added: 3, result: { replicas: 4, written: true } },
+        { kind: 'MachineDeployment', namespace: 'ns', name: 'md2', from: 0, to: 1, cause: 'predicted', added: 1, result: { replicas: 1, written: true } },
+        { kind: 'MachineDeployment', namespace: 'ns', name: 'md3', from: 0, to: 1, error: 'boom' },
+      ],
+      provisionFailures: [{ machine: 'ns/m1', group: 'MachineDeployment/ns/md', kind: 'timeout' }],
+    };
+    metrics.observeCycle(cycle);
+    const text = await registry.metrics();
+    expect(value(text, 'headroom_nodes_created_total{nodepool="general",reason="provisioned"}')).to.equal(3);
+    expect(value(text, 'headroom_nodes_created_total{nodepool="",reason="predicted"}')).to.equal(1);
+    expect(value(text, 'headroom_nodes_terminated_total{nodepool="",reason="timeout"}')).to.equal(1);
+    expect(value(text, 'headroom_scheduler_queue_depth')).to.equal(12);
+    expect(value(text, 'headroom_scheduler_unschedulable_pods_count')).to.equal(2);
+    expect(value(text, 'headroom_scheduler_scheduling_duration_seconds_sum{controller="provisioner"}')).to.be.closeTo(0.04, 1e-9);
+    expect(value(text, 'headroom_provisioning_cycles_total{outcome="error"}')).to.equal(1);
+  });
+
+  it('a disruption pass: decisions, terminated nodes, eligible and blocked nodes by reason', async () => {
+    const { registry, metrics } = setup();
+    const removal = (node: string, extra: object) => ({ node, group, reason: 'Empty', since: 0, podUids: [], groupId: group.id, ...extra });
+    const report = {
+      startedAt: 0, durationMs: 1,
+      removals: [removal('n1', { result: { replicas: 2, written: true } }), removal('n2', { result: { replicas: 3, written: false } }), removal('n3', { error: 'x' })],
+      kept: [
+        { node: 'n4', why: 'budget allows 1', reason: 'Empty', blockedBy: 'budget' },
+        { node: 'n5', why: 'fits nowhere', reason: 'Expired', blockedBy: 'pods-cannot-move' },
+        { node: 'n6', why: 'budget allows 1', reason: 'Expired', blockedBy: 'budget' },
+      ],
+    } as unknown as DisruptionReport;
+    metrics.observeDisruption(report);
+    let text = await registry.metrics();
+    expect(value(text, 'headroom_voluntary_disruption_decisions_total{decision="delete",reason="empty"}')).to.equal(1);
+    expect(value(text, 'headroom_voluntary_disruption_decisions_total{decision="declined",reason="empty"}')).to.equal(1);
+    expect(value(text, 'headroom_voluntary_disruption_decisions_total{decision="failed",reason="empty"}')).to.equal(1);
+    expect(value(text, 'headroom_nodes_terminated_total{nodepool="general",reason="empty"}')).to.equal(1);
+    expect(value(text, 'headroom_voluntary_disruption_eligible_nodes{reason="empty"}')).to.equal(4);
+    expect(value(text, 'headroom_voluntary_disruption_eligible_nodes{reason="expired"}')).to.equal(2);
+    expect(value(text, 'headroom_voluntary_disruption_blocked_nodes{reason="expired",blocked_by="budget"}')).to.equal(1);
+    expect(value(text, 'headroom_voluntary_disruption_blocked_nodes{reason="expired",blocked_by="pods-cannot-move"}')).to.equal(1);
+    // Gauges are of the last pass: an empty pass clears them.
+    metrics.observeDisruption({ startedAt: 1, durationMs: 1, removals: [], kept: [] });
+    text = await registry.metrics();
+    expect(value(text, 'headroom_voluntary_disruption_eligible_nodes{reason="empty"}')).to.equal(undefined);
+    expect(value(text, 'headroom_voluntary_disruption_blocked_nodes{reason="empty",blocked_by="budget"}')).to.equal(undefined);
+  });
+});
