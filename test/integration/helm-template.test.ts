@@ -450,6 +450,22 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(svc.spec!.ports!.map((p) => p.name)).to.include('metrics');
     });
 
+    it('ships the Grafana dashboard in a ConfigMap with the sidecar label only when metrics.dashboard.enabled is set, unchanged', async () => {
+      const dashboards = (objs: K8sObject[]) => ofKind<V1ConfigMap>(objs, 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard !== undefined);
+      expect(dashboards(await renderChart(NS))).to.deep.equal([]);
+      const [cm, ...more] = dashboards(await renderChart(NS, { 'metrics.dashboard.enabled': true, 'metrics.dashboard.labels.team': 'sre' }));
+      expect(more).to.deep.equal([]);
+      expect(cm!.metadata.namespace).to.equal(NS);
+      expect(cm!.metadata.labels).to.include({ grafana_dashboard: '1', team: 'sre' });
+      const file = JSON.parse(readFileSync(join(CHART_DIR, 'dashboards', 'headroom.json'), 'utf8')) as unknown;
+      expect(JSON.parse(cm!.data!['headroom.json']!)).to.deep.equal(file);
+      // In the namespace a Grafana sidecar watches, when told.
+      const [other] = dashboards(await renderChart(NS, { 'metrics.dashboard.enabled': true, 'metrics.dashboard.namespace': 'monitoring' }));
+      expect(other!.metadata.namespace).to.equal('monitoring');
+      const bad = await helm(['template', 'hr', CHART_DIR, '--kube-version', KUBE_VERSION, ...setArgs({ 'metrics.dashboard.namespace': 'Not_A_Namespace' })]);
+      expect(bad.code).to.not.equal(0);
+    });
+
     it('installs the upstream autoscaling.x-k8s.io CRDs only when capacityApis.installCrds is set, unchanged', async () => {
       const crdsOf = (objs: K8sObject[]) => ofKind(objs, 'CustomResourceDefinition').map((o) => o.metadata.name).sort();
       expect(crdsOf(await renderChart(NS))).to.deep.equal([]);
