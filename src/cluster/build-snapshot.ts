@@ -4,6 +4,7 @@
 import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
+import type { LogSubject } from '../api/log.js';
 import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
 import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
@@ -26,6 +27,14 @@ import type { ClusterSnapshot, NodeGroup, PoolLimits, SnapshotNode } from './sna
 export interface SnapshotIssue {
   severity: 'error' | 'warning';
   message: string;
+  /** The object it is about, when one is (log lines carry its kind, namespace and name). */
+  object?: LogSubject;
+}
+
+function subjectOf(err: ObjectValidationError | NodePoolError): LogSubject {
+  return err instanceof NodePoolError
+    ? { kind: 'NodePool', name: err.nodePool }
+    : { kind: err.kind, ...(err.namespace ? { namespace: err.namespace } : {}), name: err.objectName };
 }
 
 export interface BuildSnapshotOptions {
@@ -168,7 +177,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
       return fn();
     } catch (err) {
       if (strict || !(err instanceof ObjectValidationError || err instanceof NodePoolError)) throw err;
-      report({ severity: 'error', message: err.message });
+      report({ severity: 'error', message: err.message, object: subjectOf(err) });
       return undefined;
     }
   };
@@ -292,6 +301,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
       if (!g) {
         report({
           severity: 'warning',
+          object: { kind: view.kind, namespace: view.namespace, name: view.name },
           message: `${view.kind} ${view.namespace}/${view.name}: node shape unknown: set the capacity.cluster-autoscaler.kubernetes.io/cpu and memory annotations (no Ready nodes to learn from); not planned on`,
         });
       }

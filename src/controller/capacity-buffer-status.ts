@@ -8,6 +8,7 @@ import type { KubeClient } from '../kube/kube-client.js';
 import { capacityBufferStatus, mergeBufferStatus, type BufferPlacement, type BufferStatus } from '../provisioning/capacity-buffer-status.js';
 import { isBuiltinScalable, resolveCapacityBuffers, scalableTemplateName, type BufferResolution } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/provisioner.js';
+import type { Log } from '../api/log.js';
 
 /**
  * The leader's CapacityBuffer loop: reads the scale subresource of custom scalables,
@@ -23,7 +24,7 @@ export interface CapacityBufferStatusWriterOptions {
   cache: ClusterCache;
   client: KubeClient;
   scales?: ScaleReader;
-  log: (m: string) => void;
+  log: Log;
   /** The last provisioning cycle, for the Provisioning condition. */
   lastCycle: () => CycleReport | undefined;
   /** Called when any buffer's chunk count changed. */
@@ -104,7 +105,7 @@ export class CapacityBufferStatusWriter {
         });
         written++;
       } catch (err) {
-        this.o.log(`CapacityBuffer ${b.namespace}/${b.name} status: ${(err as Error).message}`);
+        this.o.log(`CapacityBuffer ${b.namespace}/${b.name} status: ${(err as Error).message}`, { kind: 'CapacityBuffer', namespace: b.namespace, name: b.name });
       }
     }
     return written;

@@ -234,7 +234,7 @@ export class Controller {
       term,
       ready: () => this.cache.healthy(),
       log: this.log,
-      onIssue: (i) => this.log(`snapshot ${i.severity}: ${i.message}`),
+      onIssue: (i) => this.log(`snapshot ${i.severity}: ${i.message}`, i.object),
       onCycle: (r) => {
         this.lastCycle = r;
         this.metrics?.observeCycle(r);
@@ -330,7 +330,7 @@ export class Controller {
         contentType: 'application/merge-patch+json',
       });
     } catch (err) {
-      this.log(`provisioned-for on node ${patch.node}: ${(err as Error).message}`);
+      this.log(`provisioned-for on node ${patch.node}: ${(err as Error).message}`, { kind: 'Node', name: patch.node });
     }
   }
 

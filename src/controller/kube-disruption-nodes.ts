@@ -2,6 +2,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { withDisruptionTaint, withoutDisruptionTaint, hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/node-port.js';
 import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
+import type { Log } from '../api/log.js';
 
 /**
  * The Disruptor's node port on the workload cluster's API server: taints with an
@@ -13,7 +14,7 @@ import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js'
 export class KubeDisruptionNodes implements DisruptionNodePort {
   constructor(
     private readonly client: KubeClient,
-    private readonly opts: { dryRun?: boolean; log?: (msg: string) => void } = {},
+    private readonly opts: { dryRun?: boolean; log?: Log } = {},
   ) {}
 
   taintNode(name: string): Promise<void> {
@@ -47,7 +48,7 @@ export class KubeDisruptionNodes implements DisruptionNodePort {
       }
       if (hasDisruptionTaint(node.spec?.taints) === taint) return;
       if (this.opts.dryRun) {
-        this.opts.log?.(`dry run: would ${taint ? 'taint' : 'untaint'} node ${name}`);
+        this.opts.log?.(`dry run: would ${taint ? 'taint' : 'untaint'} node ${name}`, { kind: 'Node', name });
         return;
       }
       const taints = taint ? withDisruptionTaint(node.spec?.taints) : withoutDisruptionTaint(node.spec?.taints);

@@ -1,5 +1,6 @@
 import { microTime } from '../capi/events.js';
 import { isConflict, isNotFound, KubeApiError, type KubeClient } from '../kube/kube-client.js';
+import type { Log, LogSubject } from '../api/log.js';
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm:
@@ -31,7 +32,7 @@ export interface LeaderElectionOptions {
   onStartedLeading: (term: AbortSignal) => void;
   /** Leadership lost (renewal failed) or released. */
   onStoppedLeading: () => void;
-  log?: (msg: string) => void;
+  log?: Log;
 }
 
 interface LeaseSpec {
@@ -81,6 +82,11 @@ export class LeaderElector {
     return this.term?.signal;
   }
 
+  /** Lines about the election name its Lease (kind / namespace / name fields). */
+  private lease(): LogSubject {
+    return { kind: 'Lease', namespace: this.o.namespace, name: this.o.name };
+  }
+
   private get path(): string {
     return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases/${encodeURIComponent(this.o.name)}`;
   }
@@ -111,14 +117,14 @@ export class LeaderElector {
         if (!this.leading) {
           this.leading = true;
           this.term = new AbortController();
-          this.o.log?.(`${this.o.identity} became leader (lease ${this.o.namespace}/${this.o.name})`);
+          this.o.log?.(`${this.o.identity} became leader (lease ${this.o.namespace}/${this.o.name})`, this.lease());
           this.o.onStartedLeading(this.term.signal);
         }
       } else if (!ok && this.leading && budget > 0) {
         this.stepDown('another holder has the lease');
       }
     } catch (err) {
-      this.o.log?.(`leader election: ${(err as Error).message}`);
+      this.o.log?.(`leader election: ${(err as Error).message}`, this.lease());
     }
     this.schedule();
   }
@@ -137,7 +143,7 @@ export class LeaderElector {
     this.leading = false;
     this.term?.abort(new Error(`leadership lost: ${why}`));
     this.term = undefined;
-    this.o.log?.(`${this.o.identity} stopped leading: ${why}`);
+    this.o.log?.(`${this.o.identity} stopped leading: ${why}`, this.lease());
     this.o.onStoppedLeading();
   }
 
@@ -216,7 +222,7 @@ export class LeaderElector {
         });
       }
     } catch (err) {
-      this.o.log?.(`releasing the lease failed: ${(err as Error).message}`);
+      this.o.log?.(`releasing the lease failed: ${(err as Error).message}`, this.lease());
     }
     this.o.onStoppedLeading();
   }

@@ -5,6 +5,7 @@ import type { ClusterCache } from '../kube/cluster-cache.js';
 import { StatusLoop } from './status-loop.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { decideProvisioningRequests, type PlanFn, type RequestDecision } from '../provisioning/provisioning-requests.js';
+import type { Log } from '../api/log.js';
 
 /**
  * The leader's ProvisioningRequest loop: decides (src/provisioning/provisioning-requests.ts),
@@ -18,7 +19,7 @@ export interface ProvisioningRequestWriterOptions {
   client: KubeClient;
   plan: PlanFn;
   events?: EventRecorder;
-  log: (m: string) => void;
+  log: Log;
   bookingMs?: number;
   onOutcome?: (className: string, outcome: string) => void;
   /** A booking was granted (the provisioner should run now). */
@@ -72,7 +73,7 @@ export class ProvisioningRequestWriter {
         this.acted.set(d.uid, obj.metadata?.resourceVersion);
         written++;
       } catch (err) {
-        this.o.log(`ProvisioningRequest ${d.namespace}/${d.name}: ${(err as Error).message}`);
+        this.o.log(`ProvisioningRequest ${d.namespace}/${d.name}: ${(err as Error).message}`, { kind: 'ProvisioningRequest', namespace: d.namespace, name: d.name });
         continue;
       }
       for (const t of d.outcomes) {

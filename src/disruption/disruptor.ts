@@ -17,6 +17,7 @@ import type { DisruptionNodePort } from './orchestration/node-port.js';
 import type { Removal, Skip } from './removal.js';
 import { expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
 import { nodeBlocker, podBlocker } from './validation.js';
+import type { Log, LogSubject } from '../api/log.js';
 
 export { DO_NOT_DISRUPT_ANNOTATION, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
 
@@ -68,7 +69,7 @@ export interface DisruptorDeps {
   clock: Clock;
   /** The real solver: which nodes pending pods will use, and whether expired nodes' pods fit elsewhere. */
   solve: SolveSnapshot;
-  log?: (msg: string) => void;
+  log?: Log;
   onPass?: (report: DisruptionReport) => void;
   /** Extra readiness gate, e.g. "every informer is fresh". */
   ready?: () => boolean;
@@ -158,8 +159,8 @@ export class Disruptor {
     return new Map(this.empty.emptySince());
   }
 
-  private log(msg: string): void {
-    this.deps.log?.(msg);
+  private log(msg: string, about?: LogSubject): void {
+    this.deps.log?.(msg, about);
   }
 
   /** Passes start every `intervalMs` (a pass that waits on its taints does not push the next one back). */
@@ -289,7 +290,7 @@ export class Disruptor {
     if (removals.length === 0) return done();
 
     const batch = new Set(removals.map((r) => r.node));
-    const outcomes = await executeRemovals(removals, { actuator, nodes: this.deps.nodes, clock, log: (m) => this.log(m) }, {
+    const outcomes = await executeRemovals(removals, { actuator, nodes: this.deps.nodes, clock, log: (m, about) => this.log(m, about) }, {
       settleMs: this.opts.settleMs,
       mayAct: () => !this.stopping,
       freshBudgets: () => this.freshBudgets(settingsOf, batch),
@@ -311,7 +312,7 @@ export class Disruptor {
       if (o.kind === 'error') {
         entry.error = o.error;
         this.stats.errors++;
-        this.log(`removing node ${o.removal.node} (${o.removal.group.id}) failed: ${o.error}`);
+        this.log(`removing node ${o.removal.node} (${o.removal.group.id}) failed: ${o.error}`, { kind: 'Node', name: o.removal.node });
         continue;
       }
       if (o.machine) entry.machine = o.machine;
@@ -360,9 +361,9 @@ export class Disruptor {
       if (byName.get(name)?.machine?.leaving) continue;
       try {
         await this.deps.nodes.untaintNode(name);
-        this.log(`untainted node ${name}: no removal of it is under way`);
+        this.log(`untainted node ${name}: no removal of it is under way`, { kind: 'Node', name });
       } catch (err) {
-        this.log(`untainting node ${name} failed: ${(err as Error).message}`);
+        this.log(`untainting node ${name} failed: ${(err as Error).message}`, { kind: 'Node', name });
       }
     }
   }

@@ -19,6 +19,7 @@ import {
 } from './provision-failures.js';
 import { NODEPOOL_LABEL } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
+import type { Log, LogSubject } from '../api/log.js';
 
 /**
  * The provisioning loop: batch triggers -> snapshot -> solve -> actuate.
@@ -132,7 +133,7 @@ export interface ProvisionerDeps {
    * before every write, and it cancels the running solve and observation wait.
    */
   term?: AbortSignal;
-  log?: (msg: string) => void;
+  log?: Log;
   /** Called after every cycle (metrics, tests). */
   onCycle?: (report: CycleReport) => void;
   onIssue?: (issue: SnapshotIssue) => void;
@@ -225,8 +226,8 @@ export class Provisioner {
     });
   }
 
-  private log(msg: string): void {
-    this.deps.log?.(msg);
+  private log(msg: string, about?: LogSubject): void {
+    this.deps.log?.(msg, about);
   }
 
   /** Starts reacting to state changes (and to `trigger()`, e.g. from demand intake). */
@@ -333,7 +334,7 @@ export class Provisioner {
       report.provisionFailures.push(entry);
       const until = this.backoff.fail(f.groupId, now);
       const reason = `${f.detail}; ${f.groupId} backs off until ${new Date(until).toISOString()}`;
-      this.log(`provisioning failed: ${reason}`);
+      this.log(`provisioning failed: ${reason}`, { kind: 'Machine', namespace: f.machine.namespace, name: f.machine.name });
       try {
         this.checkTerm();
         if (f.nodePool) {
@@ -348,7 +349,7 @@ export class Provisioner {
         this.checkTerm();
         entry.error = (err as Error).message;
         this.stats.errors++;
-        this.log(`removing ${entry.machine} failed: ${entry.error}`);
+        this.log(`removing ${entry.machine} failed: ${entry.error}`, { kind: 'Machine', namespace: f.machine.namespace, name: f.machine.name });
       }
     }
     if (removed.length === 0) return false;
@@ -387,8 +388,8 @@ export class Provisioner {
       const key = `held:${id}:${why.includes('paused') ? 'paused' : 'backoff'}`;
       if (this.explained.has(key) && now - this.explained.get(key)! < 600_000) continue;
       this.explained.set(key, now);
-      this.log(`not scaling ${id}: ${why}`);
       const [kind, namespace, name] = id.split('/') as [NodeGroupRef['kind'], string, string];
+      this.log(`not scaling ${id}: ${why}`, { kind, namespace, name });
       this.deps.actuator.notifyGroup?.({ kind, namespace, name }, { type: 'Warning', reason: 'NotScaledUp', action: 'ScaleUp', note: why });
     }
     return held;
@@ -552,7 +553,7 @@ export class Provisioner {
         this.checkTerm();
         entry.error = (err as Error).message;
         this.stats.errors++;
-        this.log(`scale-up of ${id} failed: ${entry.error}`);
+        this.log(`scale-up of ${id} failed: ${entry.error}`, group);
       }
       report.scaleUps.push(entry);
     }

@@ -3,6 +3,7 @@ import type { Clock } from '../../provisioning/clock.js';
 import type { Removal } from '../removal.js';
 import { invalidated } from '../validation.js';
 import type { DisruptionNodePort } from './node-port.js';
+import type { Log } from '../../api/log.js';
 
 /**
  * Carries out a pass's removals, apart from the decisions (Karpenter's
@@ -16,7 +17,7 @@ export interface ExecutionDeps {
   actuator: CapiActuator;
   nodes: DisruptionNodePort;
   clock: Clock;
-  log: (msg: string) => void;
+  log: Log;
 }
 
 export interface ExecutionOptions {
@@ -75,7 +76,7 @@ async function settle(r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, b
       await deps.nodes.untaintNode(r.node);
       return undefined;
     } catch (err) {
-      deps.log(`untainting node ${r.node} failed: ${(err as Error).message}`);
+      deps.log(`untainting node ${r.node} failed: ${(err as Error).message}`, { kind: 'Node', name: r.node });
       return (err as Error).message;
     }
   };

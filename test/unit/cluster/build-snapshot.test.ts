@@ -101,7 +101,11 @@ spec: {clusterName: c, template: {spec: {}}}
       const issues: SnapshotIssue[] = [];
       const s = buildSnapshot(loadObjects(badGroup), { strict: false, onIssue: (i) => issues.push(i) });
       expect(s.groups.map((g) => g.name)).to.deep.equal(['ok']);
-      expect(issues).to.deep.equal([{ severity: 'error', message: 'MachineDeployment default/small: annotation capacity.cluster-autoscaler.kubernetes.io/memory: invalid quantity "12Qi"' }]);
+      expect(issues).to.deep.equal([{
+        severity: 'error', message: 'MachineDeployment default/small: annotation capacity.cluster-autoscaler.kubernetes.io/memory: invalid quantity "12Qi"',
+        // The controller's log line about it carries the object's kind, namespace and name.
+        object: { kind: 'MachineDeployment', namespace: 'default', name: 'small' },
+      }]);
     });
 
     it('names the pod field of a bad quantity', () => {

@@ -12,6 +12,7 @@ import type { DisruptionNodePort, FreshNode } from '../../../src/disruption/orch
 import { solve } from '../../../src/packing/solve.js';
 import { machine, machineDeployment, machinePool, pendingPod } from '../../integration/controller-objects.js';
 import { ManualClock } from '../provisioning/manual-clock.js';
+import type { Log, LogSubject } from '../../../src/api/log.js';
 
 /**
  * The Disruptor's shell on a fixed, in-memory state (as a stale informer cache would
@@ -101,9 +102,11 @@ function disruptor(objs: ClusterObjects, actuator = new RecordingActuator(), opt
   const clock = new ManualClock();
   const state = new StaticState(objs);
   const nodes = new StaticNodes(state);
-  const d = new Disruptor({ state, actuator, nodes, clock, solve: (s) => solve(s) }, { maxExpiredPerPass: 0, settleMs: 0, ...options });
+  const lines: Array<{ message: string; about?: LogSubject }> = [];
+  const log: Log = (message, about) => lines.push({ message, ...(about ? { about } : {}) });
+  const d = new Disruptor({ state, actuator, nodes, clock, solve: (s) => solve(s), log }, { maxExpiredPerPass: 0, settleMs: 0, ...options });
   d.observe();
-  return { d, clock, actuator, nodes, state };
+  return { d, clock, actuator, nodes, state, lines };
 }
 
 describe('Disruptor', () => {
@@ -243,10 +246,12 @@ describe('Disruptor', () => {
     it('takes our taint back from a node no removal is under way for (a pass cut short, a previous leader)', async () => {
       const objs = cluster();
       objs.nodes = objs.nodes.map((n) => (n.metadata?.name === 'n-0' ? { ...n, spec: { taints: [{ key: DISRUPTION_TAINT_KEY, effect: 'NoSchedule' }] } } : n));
-      const { d, clock, nodes } = disruptor(objs);
+      const { d, clock, nodes, lines } = disruptor(objs);
       await clock.advance(1000);
       await d.pass();
       expect(nodes.log).to.deep.equal(['untaint n-0']);
+      // The line about it names the Node (kind and name fields in the JSON logs).
+      expect(lines).to.deep.include({ message: 'untainted node n-0: no removal of it is under way', about: { kind: 'Node', name: 'n-0' } });
     });
   });
 

@@ -11,6 +11,8 @@ import { Provisioner, type CycleReport } from '../../../src/provisioning/provisi
 import { enforceLimits } from '../../../src/provisioning/limits.js';
 import { machineDeployment, pendingPod } from '../../integration/controller-objects.js';
 import { ManualClock } from './manual-clock.js';
+import { Writable } from 'node:stream';
+import { createLogger, logTo } from '../../../src/cli/logger.js';
 
 /** An in-memory cluster: the provisioner's view, and what the fake actuator writes to. */
 class MemoryState implements ClusterStateSource {
@@ -148,6 +150,24 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     const p = new Provisioner({ state, actuator: act, clock, solve, ready: () => false });
     expect((await p.cycle()).skipped).to.equal('not-synced');
     expect(act.calls).to.deep.equal([]);
+  });
+});
+
+describe('Provisioner log lines (pino JSON)', () => {
+  it('a line about one object carries its kind, namespace and name as fields', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({ write(chunk: Buffer, _e, done) { lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)); done(); } });
+    const log = logTo(createLogger({ destination }));
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' })], 4);
+    const act = new MemoryActuator(state);
+    act.scaleTo = async () => { throw new Error('apiserver unavailable'); };
+    const p = new Provisioner({ state, actuator: act, clock, solve, log });
+    await p.cycle();
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const failed = records.find((r) => /^scale-up of .* failed/.test(String(r.msg)));
+    expect(failed).to.include({ level: 'info', kind: 'MachineDeployment', namespace: 'default', name: 'md' });
+    expect(String(failed!.msg)).to.include('apiserver unavailable');
   });
 });
 
