@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { Gauge, type Registry } from 'prom-client';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { lastInputMemo } from '../cluster/input-memo.js';
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, PoolLimits } from '../cluster/snapshot.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
 import { CPU, type Resources } from '../scheduling/resources.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
@@ -39,6 +39,13 @@ function nodeTotals(snapshot: ClusterSnapshot): NodeTotals {
   return out;
 }
 
+/** The limits a NodePool sets (an absent one is no limit, and no series). */
+function limitsOf(l: PoolLimits): Resources {
+  const out: Resources = {};
+  for (const k of ['cpu', 'memory', 'nodes'] as const) if (l[k] !== undefined) out[k] = l[k];
+  return out;
+}
+
 function podPhases(pods: readonly V1Pod[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const p of pods) {
@@ -61,28 +68,24 @@ export function registerClusterStateMetrics(registry: Registry, cache: ClusterCa
   const snapshot = (): ClusterSnapshot => buildSnapshot(cache.objects(), { strict: false });
   const totals = lastInputMemo(nodeTotals);
   const phases = lastInputMemo(podPhases);
-  const perPool = (gauge: Gauge<'nodepool' | 'resource_type'>, of: Map<string, Resources>) => {
-    gauge.reset();
-    for (const [nodepool, r] of of) for (const k in r) gauge.set({ nodepool, resource_type: k }, metricValue(k, r[k]!));
-  };
-  new Gauge({
-    name: `${p}nodes_allocatable`,
-    help: 'Allocatable resources of the registered Nodes, summed by NodePool (empty for nodes in none) and resource type (cpu in cores, memory in bytes).',
+  /** A gauge of resources per NodePool, read from the snapshot. */
+  const perPool = (name: string, help: string, of: (s: ClusterSnapshot) => Iterable<[string, Resources]>) => new Gauge({
+    name: `${p}${name}`,
+    help,
     labelNames: ['nodepool', 'resource_type'] as const,
     registers: [registry],
     collect() {
-      if (cache.synced()) perPool(this, totals(snapshot()).allocatable);
+      if (!cache.synced()) return;
+      this.reset();
+      for (const [nodepool, r] of of(snapshot())) for (const k in r) this.set({ nodepool, resource_type: k }, metricValue(k, r[k]!));
     },
   });
-  new Gauge({
-    name: `${p}nodes_total_pod_requests`,
-    help: 'Requests of the pods bound to registered Nodes (DaemonSet pods included), summed by NodePool and resource type.',
-    labelNames: ['nodepool', 'resource_type'] as const,
-    registers: [registry],
-    collect() {
-      if (cache.synced()) perPool(this, totals(snapshot()).requests);
-    },
-  });
+  perPool('nodes_allocatable',
+    'Allocatable resources of the registered Nodes, summed by NodePool (empty for nodes in none) and resource type (cpu in cores, memory in bytes).',
+    (s) => totals(s).allocatable);
+  perPool('nodes_total_pod_requests',
+    'Requests of the pods bound to registered Nodes (DaemonSet pods included), summed by NodePool and resource type.',
+    (s) => totals(s).requests);
   new Gauge({
     name: `${p}cluster_utilization_percent`,
     help: 'Pod requests as a percentage of allocatable, over all registered Nodes, by resource type.',
@@ -107,35 +110,12 @@ export function registerClusterStateMetrics(registry: Registry, cache: ClusterCa
       if (cache.synced()) this.set(totals(snapshot()).nodes);
     },
   });
-  new Gauge({
-    name: `${p}nodepools_usage`,
-    help: 'What each NodePool\'s nodes use against its limits (existing and in flight), by resource type (cpu in cores, memory in bytes, nodes).',
-    labelNames: ['nodepool', 'resource_type'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (!cache.synced()) return;
-      for (const [nodepool, l] of Object.entries(snapshot().limits)) {
-        for (const [k, v] of Object.entries(l.used)) this.set({ nodepool, resource_type: k }, metricValue(k, v));
-      }
-    },
-  });
-  new Gauge({
-    name: `${p}nodepools_limit`,
-    help: 'Each NodePool\'s spec.limits, by resource type (cpu in cores, memory in bytes, nodes); no series for a resource without a limit.',
-    labelNames: ['nodepool', 'resource_type'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (!cache.synced()) return;
-      for (const [nodepool, l] of Object.entries(snapshot().limits)) {
-        for (const k of ['cpu', 'memory', 'nodes'] as const) {
-          const v = l[k];
-          if (v !== undefined) this.set({ nodepool, resource_type: k }, metricValue(k, v));
-        }
-      }
-    },
-  });
+  perPool('nodepools_usage',
+    'What each NodePool\'s nodes use against its limits (existing and in flight), by resource type (cpu in cores, memory in bytes, nodes).',
+    (s) => Object.entries(s.limits).map(([pool, l]) => [pool, l.used]));
+  perPool('nodepools_limit',
+    'Each NodePool\'s spec.limits, by resource type (cpu in cores, memory in bytes, nodes); no series for a resource without a limit.',
+    (s) => Object.entries(s.limits).map(([pool, l]) => [pool, limitsOf(l)]));
   new Gauge({
     name: `${p}pods_state`,
     help: 'Pods in the watched scope, by phase (Pending, Running, Succeeded, Failed, Unknown): counts, not one series per pod.',

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import type { CapiActuator } from '../../../src/capi/actuator.js';
 import { loadObjects } from '../../../src/cluster/load-objects.js';
+import type { ClusterObjects } from '../../../src/cluster/objects.js';
 import { registerControllerMetrics } from '../../../src/controller/metrics.js';
 import type { DisruptionReport } from '../../../src/disruption/disruptor.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
@@ -11,9 +12,9 @@ import type { CycleReport } from '../../../src/provisioning/provisioner.js';
 const objects = loadObjects({ source: 'example-cluster.yaml', text: readFileSync(new URL('../../fixtures/example-cluster.yaml', import.meta.url), 'utf8') });
 
 /** A cache over the example cluster, with counts an informer and an actuator keep. */
-function setup() {
+function setup(cluster: ClusterObjects = objects) {
   const cache = {
-    objects: () => objects,
+    objects: () => cluster,
     synced: () => true,
     staleness: () => [{ resource: 'pods', ageSeconds: 3, synced: true }],
     informerStats: () => [{ resource: 'pods', relists: 4 }],
@@ -57,6 +58,26 @@ describe('controller metrics', () => {
     expect(value(text, 'headroom_pods_state{phase="Succeeded"}')).to.equal(1);
     expect(value(text, 'headroom_pods_state{phase="Pending"}')).to.be.at.least(3);
     expect(text).not.to.match(/ip-10-0-1-5|web-6c9f8/);
+  });
+
+  it('a NodePool\'s usage against its limits, and its nodes summed under its name', async () => {
+    // The `small` group (1 node, 1930m allocatable) joins NodePool general, limited to 20 cpu and 5 nodes.
+    const pooled = {
+      ...objects,
+      nodeGroups: objects.nodeGroups.map((g) => (g.metadata?.name === 'small' ? { ...g, metadata: { ...g.metadata, labels: { pool: 'p' } } } : g)),
+      nodePools: [{
+        apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'general' },
+        spec: { nodeGroupSelector: { matchLabels: { pool: 'p' } }, limits: { cpu: '20', nodes: 5 } },
+      }],
+    };
+    const text = await setup(pooled).registry.metrics();
+    expect(value(text, 'headroom_nodepools_limit{nodepool="general",resource_type="cpu"}')).to.equal(20);
+    expect(value(text, 'headroom_nodepools_limit{nodepool="general",resource_type="nodes"}')).to.equal(5);
+    expect(value(text, 'headroom_nodepools_limit{nodepool="general",resource_type="memory"}')).to.equal(undefined);
+    expect(value(text, 'headroom_nodepools_usage{nodepool="general",resource_type="nodes"}')).to.equal(1);
+    expect(value(text, 'headroom_nodepools_usage{nodepool="general",resource_type="cpu"}')).to.be.closeTo(1.93, 1e-9);
+    expect(value(text, 'headroom_nodes_allocatable{nodepool="general",resource_type="cpu"}')).to.be.closeTo(1.93, 1e-9);
+    expect(value(text, 'headroom_nodes_allocatable{nodepool="",resource_type="cpu"}')).to.be.closeTo(3.92, 1e-9);
   });
 
   it('a cycle: nodes created by NodePool and cause, queue, unschedulable pods, solve time, provision failures', async () => {
