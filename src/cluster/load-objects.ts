@@ -50,7 +50,7 @@ const CORE: Record<string, Bucket> = {
 
 /** Kinds of these API groups are accepted in any version; the typed views validate the version. */
 const BY_GROUP: Record<string, Record<string, Bucket>> = {
-  'cluster.x-k8s.io': { MachineDeployment: 'nodeGroups', MachineSet: 'nodeGroups', MachinePool: 'nodeGroups', Machine: 'machines' },
+  'cluster.x-k8s.io': { MachineDeployment: 'nodeGroups', MachineSet: 'nodeGroups', MachinePool: 'nodeGroups', Machine: 'machines', Cluster: 'clusters' },
   'headroom.dev': { NodePool: 'nodePools' },
   'autoscaling.x-k8s.io': { CapacityBuffer: 'capacityBuffers', ProvisioningRequest: 'provisioningRequests' },
 };

@@ -21,6 +21,8 @@ export interface ClusterObjects {
   /** MachineDeployments, MachineSets and MachinePools (cluster.x-k8s.io v1beta1 or v1beta2). */
   nodeGroups: UnstructuredObject[];
   machines: UnstructuredObject[];
+  /** cluster.x-k8s.io Clusters: a paused Cluster's groups are not scaled (absent when not watched). */
+  clusters?: UnstructuredObject[];
   /** headroom.dev NodePools. */
   nodePools: UnstructuredObject[];
   /** autoscaling.x-k8s.io CapacityBuffers. */

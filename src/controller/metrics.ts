@@ -147,7 +147,7 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
   });
   const blocked = new Gauge({
     name: `${p}voluntary_disruption_blocked_nodes`,
-    help: 'Eligible nodes the last disruption pass kept, by reason and what kept them (min-size, unmanaged, budget, pod-without-controller, pods-cannot-move, changed).',
+    help: 'Eligible nodes the last disruption pass kept, by reason and what kept them (min-size, unmanaged, budget, pdb, pod-without-controller, pods-cannot-move, changed).',
     labelNames: ['reason', 'blocked_by'] as const,
     registers: [registry],
   });

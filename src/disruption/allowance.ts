@@ -1,20 +1,25 @@
 import { DEFAULT_CONSOLIDATE_AFTER_MS, type DisruptionBudget, type NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { budgetActive } from './budget-schedule.js';
+import type { GroupDisruption } from './autoscaling-options.js';
+import type { PdbAllowance } from './pdb.js';
 import type { BlockReason } from './removal.js';
 
 /**
  * How many nodes one disruption pass may still remove, per NodePool (budgets) and
- * per group (min size). Shared by every decision of a pass (emptiness, expiry) so
- * together they never exceed either bound. Pure: built from a snapshot.
+ * per group (min size), and per PodDisruptionBudget (pods evicted). Shared by every
+ * decision of a pass (emptiness, expiry, consolidation) so together they never
+ * exceed any bound. Pure: built from a snapshot.
  * See docs/adr/0080-disruption-first-slice.md.
  */
 
-export type DisruptionReason = 'Empty' | 'Expired';
+/** Karpenter's disruption reasons, as budgets name them. */
+export type DisruptionReason = 'Empty' | 'Underutilized' | 'Drifted' | 'Expired';
 
 /** Why the allowance refuses one more node: the code (for metrics) and the words (for logs and plan). */
 export interface Blocked {
-  by: Extract<BlockReason, 'min-size' | 'unmanaged' | 'budget'>;
+  by: Extract<BlockReason, 'min-size' | 'unmanaged' | 'budget' | 'pdb'>;
   why: string;
 }
 
@@ -26,8 +31,8 @@ export const DEFAULT_DISRUPTION: NodePoolDisruption = {
   budgets: [{ nodes: '10%' }],
 };
 
-/** The disruption settings of a group: its pool's, else the defaults. */
-export type SettingsOf = (group: NodeGroup) => NodePoolDisruption;
+/** The disruption settings of a group: its pool's, else the defaults; with its own scale-down options. */
+export type SettingsOf = (group: NodeGroup) => GroupDisruption;
 
 /** Budget scope: the pool, or the group itself when it has no pool. */
 export function budgetScope(group: NodeGroup): string {
@@ -74,6 +79,8 @@ export class DisruptionAllowance {
     batch: ReadonlySet<string> = new Set(),
     /** For budget schedules; without it every scheduled budget counts as in force. */
     private readonly now?: number,
+    /** PodDisruptionBudgets; without them no pod is covered by one. */
+    private readonly pdbs?: PdbAllowance,
   ) {
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
     for (const g of snapshot.groups) {
@@ -89,16 +96,18 @@ export class DisruptionAllowance {
     }
   }
 
-  /** Whether one more node of `group` may go for `reason`; if so, counts it. */
-  take(group: NodeGroup, reason: DisruptionReason): boolean {
-    if (this.blocked(group, reason)) return false;
+  /** Whether one more node of `group` may go for `reason`, evicting `moved`; if so, counts it. */
+  take(group: NodeGroup, reason: DisruptionReason, moved: readonly SchedulingPod[] = []): boolean {
+    const why = this.blocked(group, reason, moved);
+    if (why) return false;
     this.scopes.get(budgetScope(group))!.disrupting++;
     this.aboveMin.set(group.id, this.aboveMin.get(group.id)! - 1);
+    this.pdbs?.take(moved);
     return true;
   }
 
-  /** Why one more node of `group` may not go, or undefined when it may. */
-  blocked(group: NodeGroup, reason: DisruptionReason): Blocked | undefined {
+  /** Why one more node of `group` may not go for `reason`, evicting `moved`, or undefined when it may. */
+  blocked(group: NodeGroup, reason: DisruptionReason, moved: readonly SchedulingPod[] = []): Blocked | undefined {
     if ((this.aboveMin.get(group.id) ?? 0) <= 0) return { by: 'min-size', why: `${group.id} is at min size ${group.minSize}` };
     const s = this.scopes.get(budgetScope(group));
     if (!s) return { by: 'unmanaged', why: `${group.id} is not managed` };
@@ -106,6 +115,7 @@ export class DisruptionAllowance {
     if (s.disrupting >= allowed) {
       return { by: 'budget', why: `disruption budget of ${group.nodePool ? `NodePool ${group.nodePool}` : group.id} allows ${allowed} node(s) at once` };
     }
-    return undefined;
+    const pdb = moved.length > 0 ? this.pdbs?.blocked(moved) : undefined;
+    return pdb ? { by: 'pdb', why: pdb } : undefined;
   }
 }

@@ -16,8 +16,12 @@ import { executeRemovals } from './orchestration/execute.js';
 import type { DisruptionNodePort } from './orchestration/node-port.js';
 import type { Removal, Skip } from './removal.js';
 import { expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
+import { scaleDownOptionsByGroup } from './autoscaling-options.js';
+import { PdbAllowance } from './pdb.js';
 import { nodeBlocker, podBlocker } from './validation.js';
 import type { Log, LogSubject } from '../api/log.js';
+import { pausedGroups } from '../provisioning/provision-failures.js';
+import { withStandalonePools } from '../provisioning/standalone.js';
 
 export { DO_NOT_DISRUPT_ANNOTATION, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
 
@@ -102,8 +106,8 @@ export class Disruptor {
   private readonly empty = new EmptyTracker();
   /** Settings of groups in no NodePool. */
   private readonly poolless: NodePoolDisruption;
-  /** The last snapshot's settings, and the NodePool objects they came from. */
-  private lastSettings: { nodePools: readonly KubernetesObject[]; settings: PassSettings } | undefined;
+  /** The last snapshot's settings, and the NodePool and node group objects they came from. */
+  private lastSettings: { nodePools: readonly KubernetesObject[]; nodeGroups: readonly KubernetesObject[]; settings: PassSettings } | undefined;
   private unsubscribe: (() => void) | undefined;
   private cancelTick: (() => void) | undefined;
   private cancelObserve: (() => void) | undefined;
@@ -211,10 +215,15 @@ export class Disruptor {
     return false;
   }
 
-  /** Nodes that must stay this pass: do-not-disrupt, already being removed, or where pending pods will land. */
+  /**
+   * Nodes that must stay this pass: do-not-disrupt, a pod that may not move (validation.ts),
+   * a paused group or Cluster, already being removed, or where pending pods will land.
+   */
   private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean, expiryOn: boolean): Promise<Set<string>> {
     const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys()]);
     for (const n of objects.nodes) if (nodeBlocker(n)) keep.add(n.metadata!.name!);
+    const paused = pausedGroups(objects);
+    if (paused.size > 0) for (const n of snapshot.nodes) if (n.groupId && paused.has(n.groupId)) keep.add(n.name);
     // Only pods on nodes that could be removed matter: without expiry, those are the empty ones.
     const candidates = expiryOn ? undefined : this.empty.emptySince();
     for (const p of objects.pods) {
@@ -251,27 +260,29 @@ export class Disruptor {
     // Nothing could be removed this pass: skip the snapshot and every decision (same outcome, far cheaper).
     // The settings are the last snapshot's while the NodePools are the same objects.
     const last = this.lastSettings;
-    const known = last && sameElements(last.nodePools, objects.nodePools) ? last.settings : undefined;
+    const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last.settings : undefined;
     if (orphans.length === 0 && known && !this.mayRemove(known, now)) return done();
     // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
     const predicted = this.opts.extraPendingPods?.(objects);
-    const snapshot = buildSnapshot(objects, {
+    // Standalone Machines (NodePools with a machineTemplate) are groups too: removed by a delete.
+    const snapshot = withStandalonePools(buildSnapshot(objects, {
       strict: false,
       ...(predicted?.length ? { extraPendingPods: predicted } : {}),
-    });
-    const settings = passSettings(snapshot, this.poolless);
-    this.lastSettings = { nodePools: objects.nodePools, settings };
+    }), objects).snapshot;
+    const settings = passSettings(snapshot, this.poolless, scaleDownOptionsByGroup(objects));
+    this.lastSettings = { nodePools: objects.nodePools, nodeGroups: objects.nodeGroups, settings };
     const { settingsOf } = settings;
     const emptySince = this.empty.emptySince();
     if (orphans.length > 0) await this.untaintOrphans(snapshot, orphans);
     const disrupting = new Set(this.removing.keys());
     // The solve for pending pods is only worth it when an empty node is due at all.
+    const notReady = notReadyNodes(objects);
     const due = decideEmptiness({
-      snapshot, emptySince, now, settingsOf, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now),
+      snapshot, emptySince, now, settingsOf, notReady, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now),
     }).remove.length > 0;
     const keep = await this.keep(objects, snapshot, due, this.expiryOn(settings));
-    const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now);
-    const empty = decideEmptiness({ snapshot, emptySince, now, settingsOf, allowance, keep });
+    const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now, new PdbAllowance(objects.podDisruptionBudgets));
+    const empty = decideEmptiness({ snapshot, emptySince, now, settingsOf, allowance, keep, notReady });
     const removals = [...empty.remove];
     report.kept.push(...empty.skipped);
     if (this.opts.maxExpiredPerPass > 0) {
@@ -332,14 +343,23 @@ export class Disruptor {
    * the pass's own nodes count when taken again, not as already disrupting.
    */
   private freshBudgets(settingsOf: SettingsOf, batch: ReadonlySet<string>): (r: Removal) => string | undefined {
-    const snapshot = buildSnapshot(this.deps.state.objects(), { strict: false });
+    const objects = this.deps.state.objects();
+    const snapshot = withStandalonePools(buildSnapshot(objects, { strict: false }), objects).snapshot;
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
-    const allowance = new DisruptionAllowance(snapshot, settingsOf, new Set(this.removing.keys()), batch, this.deps.clock.now());
+    const nodes = new Map(snapshot.nodes.map((n) => [n.name, n]));
+    const paused = pausedGroups(objects);
+    const allowance = new DisruptionAllowance(
+      snapshot, settingsOf, new Set(this.removing.keys()), batch, this.deps.clock.now(), new PdbAllowance(objects.podDisruptionBudgets),
+    );
     return (r) => {
       const group = groups.get(r.group.id);
       if (!group) return `${r.group.id} is no longer managed`;
-      const blocked = allowance.blocked(group, r.reason);
-      if (!blocked) allowance.take(group, r.reason);
+      const pausedWhy = paused.get(group.id);
+      if (pausedWhy) return pausedWhy;
+      const uids = new Set(r.podUids);
+      const moved = (nodes.get(r.node)?.pods ?? []).filter((p) => uids.has(p.uid));
+      const blocked = allowance.blocked(group, r.reason, moved);
+      if (!blocked) allowance.take(group, r.reason, moved);
       return blocked?.why;
     };
   }
@@ -367,4 +387,14 @@ export class Disruptor {
       }
     }
   }
+}
+
+/** Nodes whose Ready condition is not True (or that report none). */
+function notReadyNodes(objects: ClusterObjects): Set<string> {
+  const out = new Set<string>();
+  for (const n of objects.nodes) {
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.status !== 'True' && n.metadata?.name) out.add(n.metadata.name);
+  }
+  return out;
 }

@@ -19,6 +19,8 @@ export interface EmptinessInput {
   allowance: DisruptionAllowance;
   /** Nodes that must stay (do-not-disrupt, about to receive pending pods, already being removed). */
   keep?: ReadonlySet<string>;
+  /** Nodes whose Ready condition is not True: they wait a group's unreadyAfterMs instead, when it sets one. */
+  notReady?: ReadonlySet<string>;
 }
 
 /**
@@ -32,7 +34,8 @@ export function decideEmptiness(input: EmptinessInput): { remove: Removal[]; ski
   for (const { node, group } of disruptableNodes(snapshot, input.keep)) {
     const since = emptySince.get(node.name);
     if (since === undefined || !isEmptyNode(node)) continue;
-    const after = settingsOf(group).consolidateAfterMs;
+    const settings = settingsOf(group);
+    const after = input.notReady?.has(node.name) && settings.unreadyAfterMs !== undefined ? settings.unreadyAfterMs : settings.consolidateAfterMs;
     if (after === null) continue; // consolidateAfter: Never
     if (now - since < after) continue;
     candidates.push({ node: node.name, group, reason: 'Empty', since, ...(node.machine ? { machine: node.machine } : {}), podUids: [] });

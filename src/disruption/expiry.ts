@@ -71,6 +71,7 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
   const skipped: Skip[] = [];
   if (snapshot.pendingPods.some((p) => !p.predicted)) return { remove, skipped };
   const expired: Removal[] = [];
+  const movedOf = new Map<string, SchedulingPod[]>();
   for (const { node, group, byReplicas } of disruptableNodes(snapshot, input.keep)) {
     if (byReplicas) continue; // a decrement removes whichever instance the provider picks, not this one
     const ttl = settingsOf(group).expireAfterMs;
@@ -81,15 +82,18 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
       skipped.push({ node: node.name, why: 'has a pod without a controller', reason: 'Expired', blockedBy: 'pod-without-controller' });
       continue;
     }
+    const moved = podsToMove(node);
+    movedOf.set(node.name, moved);
     expired.push({
       node: node.name, group, reason: 'Expired', since: created, ...(node.machine ? { machine: node.machine } : {}),
-      podUids: podsToMove(node).map((p) => p.uid),
+      podUids: moved.map((p) => p.uid),
     });
   }
   expired.sort((a, b) => a.since - b.since || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
   for (const e of expired) {
     if (remove.length >= max) break;
-    const blocked = allowance.blocked(e.group, 'Expired');
+    const moved = movedOf.get(e.node) ?? [];
+    const blocked = allowance.blocked(e.group, 'Expired', moved);
     if (blocked) {
       skipped.push({ node: e.node, why: blocked.why, reason: 'Expired', blockedBy: blocked.by });
       continue;
@@ -99,7 +103,7 @@ export async function decideExpiry(input: ExpiryInput): Promise<{ remove: Remova
       skipped.push({ node: e.node, why, reason: 'Expired', blockedBy: 'pods-cannot-move' });
       continue;
     }
-    allowance.take(e.group, 'Expired');
+    allowance.take(e.group, 'Expired', moved);
     remove.push(e);
   }
   return { remove, skipped };

@@ -26,7 +26,8 @@ export interface Skip {
 
 /**
  * Why a candidate was kept: its group is at min size, or not managed; a disruption
- * budget is used up; it has a pod without a controller, or pods that fit nowhere else;
+ * budget is used up; a PodDisruptionBudget allows too few disruptions; it has a pod
+ * without a controller, or pods that fit nowhere else;
  * it changed between the decision and the removal (a fresh look refused it).
  */
-export type BlockReason = 'min-size' | 'unmanaged' | 'budget' | 'pod-without-controller' | 'pods-cannot-move' | 'changed';
+export type BlockReason = 'min-size' | 'unmanaged' | 'budget' | 'pdb' | 'pod-without-controller' | 'pods-cannot-move' | 'changed';

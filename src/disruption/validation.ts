@@ -15,8 +15,10 @@ import type { Removal } from './removal.js';
 export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';
 export const HEADROOM_DO_NOT_DISRUPT_ANNOTATION = 'headroom.dev/do-not-disrupt';
 export const SCALE_DOWN_DISABLED_ANNOTATION = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
-/** Pod annotation: "false" keeps the pod's node (Cluster Autoscaler's). */
+/** Pod annotation: "false" keeps the pod's node, "true" lets a bare or local-storage pod move (Cluster Autoscaler's). */
 export const SAFE_TO_EVICT_ANNOTATION = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
+/** Pod annotation: comma-separated names of local volumes whose data may be lost (Cluster Autoscaler's). */
+export const SAFE_TO_EVICT_LOCAL_VOLUMES_ANNOTATION = 'cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes';
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 
@@ -32,14 +34,41 @@ export function nodeBlocker(node: KubernetesObject | undefined): string | undefi
   return undefined;
 }
 
-/** Why a pod keeps its node (do-not-disrupt, safe-to-evict=false), or undefined. Finished pods keep nothing. */
+/**
+ * Local volumes whose data would be lost with the node (hostPath, emptyDir on disk;
+ * Cluster Autoscaler's isLocalVolume: a memory-backed emptyDir does not count) that
+ * `safe-to-evict-local-volumes` does not list.
+ */
+export function unsafeLocalVolumes(pod: V1Pod): string[] {
+  const allowed = new Set((pod.metadata?.annotations?.[SAFE_TO_EVICT_LOCAL_VOLUMES_ANNOTATION] ?? '').split(',').map((v) => v.trim()).filter(Boolean));
+  const out: string[] = [];
+  for (const v of pod.spec?.volumes ?? []) {
+    const local = v.hostPath !== undefined || (v.emptyDir !== undefined && v.emptyDir.medium !== 'Memory');
+    if (local && !allowed.has(v.name)) out.push(v.name);
+  }
+  return out;
+}
+
+/**
+ * Why a pod keeps its node, or undefined. Finished pods keep nothing. Any pod:
+ * do-not-disrupt, safe-to-evict=false. A pod that would have to move (not a DaemonSet
+ * or mirror pod) also: no controller to recreate it, or local storage that
+ * safe-to-evict-local-volumes does not cover; safe-to-evict=true lets both move
+ * (Cluster Autoscaler's drain rules).
+ */
 export function podBlocker(pod: V1Pod): string | undefined {
   if (TERMINAL.has(pod.status?.phase ?? '')) return undefined;
   const name = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
   for (const key of [DO_NOT_DISRUPT_ANNOTATION, HEADROOM_DO_NOT_DISRUPT_ANNOTATION]) {
     if (annotated(pod, key)) return `pod ${name} is annotated ${key}`;
   }
-  if (pod.metadata?.annotations?.[SAFE_TO_EVICT_ANNOTATION] === 'false') return `pod ${name} is annotated ${SAFE_TO_EVICT_ANNOTATION}=false`;
+  const safeToEvict = pod.metadata?.annotations?.[SAFE_TO_EVICT_ANNOTATION];
+  if (safeToEvict === 'false') return `pod ${name} is annotated ${SAFE_TO_EVICT_ANNOTATION}=false`;
+  const owner = controllerOf(pod);
+  if (safeToEvict === 'true' || followsNode(owner?.kind)) return undefined;
+  if (!owner) return `pod ${name} has no controller to recreate it elsewhere`;
+  const local = unsafeLocalVolumes(pod);
+  if (local.length > 0) return `pod ${name} has local storage (${local.join(', ')}) not listed in ${SAFE_TO_EVICT_LOCAL_VOLUMES_ANNOTATION}`;
   return undefined;
 }
 

@@ -106,6 +106,8 @@ export class ClusterCache implements ClusterStateSource {
       add('nodeGroups', management, { group: CAPI_GROUP, version: this.capiVersion, plural, ...(capiNs ? { namespace: capiNs } : {}) }, groupFilter);
     }
     add('machines', management, { group: CAPI_GROUP, version: this.capiVersion, plural: 'machines', ...(capiNs ? { namespace: capiNs } : {}) }, machineFilter);
+    // Optional: without them (older chart RBAC) only paused groups, not paused Clusters, hold scaling.
+    this.addInformer('clusters', management, { group: CAPI_GROUP, version: this.capiVersion, plural: 'clusters', ...(capiNs ? { namespace: capiNs } : {}) }, undefined, true);
     const nodePoolVersion = await discoverResourceVersion(management, NODEPOOL_GROUP, NODEPOOL_PLURAL, [NODEPOOL_VERSION]);
     if (nodePoolVersion) add('nodePools', management, { group: NODEPOOL_GROUP, version: nodePoolVersion, plural: NODEPOOL_PLURAL });
     else this.absent.push(`${NODEPOOL_PLURAL}.${NODEPOOL_GROUP}`);

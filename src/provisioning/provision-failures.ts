@@ -135,9 +135,24 @@ export function findProvisionFailures(
   return { failures, ...(nextDeadline !== undefined ? { nextDeadline } : {}) };
 }
 
-/** Groups that are paused (annotation `cluster.x-k8s.io/paused`, or MachineDeployment spec.paused), by id, with the reason. */
+/** Why a Cluster is paused (spec.paused, or the `cluster.x-k8s.io/paused` annotation), or undefined. */
+export function clusterPaused(cluster: UnstructuredObject): string | undefined {
+  if (cluster.metadata?.annotations && PAUSED_ANNOTATION in cluster.metadata.annotations) return PAUSED_ANNOTATION;
+  return (cluster.spec as { paused?: unknown } | undefined)?.paused === true ? 'spec.paused' : undefined;
+}
+
+/**
+ * Groups that are paused, by id, with the reason: the group itself (annotation
+ * `cluster.x-k8s.io/paused`, or MachineDeployment spec.paused), or its Cluster (CAPI
+ * stops reconciling a paused Cluster's objects, so a scale written there would wait).
+ */
 export function pausedGroups(objects: ClusterObjects): Map<string, string> {
   const out = new Map<string, string>();
+  const pausedClusters = new Map<string, string>();
+  for (const c of objects.clusters ?? []) {
+    const why = clusterPaused(c);
+    if (why) pausedClusters.set(`${c.metadata?.namespace ?? ''}/${c.metadata?.name ?? ''}`, why);
+  }
   for (const o of objects.nodeGroups) {
     let view: NodeGroupView;
     try {
@@ -145,7 +160,9 @@ export function pausedGroups(objects: ClusterObjects): Map<string, string> {
     } catch {
       continue;
     }
+    const cluster = pausedClusters.get(`${view.namespace}/${view.clusterName}`);
     if (view.paused) out.set(view.id, `${view.kind} ${view.namespace}/${view.name} is paused (${PAUSED_ANNOTATION in view.annotations ? PAUSED_ANNOTATION : 'spec.paused'})`);
+    else if (cluster) out.set(view.id, `Cluster ${view.namespace}/${view.clusterName} of ${view.kind} ${view.namespace}/${view.name} is paused (${cluster})`);
   }
   return out;
 }

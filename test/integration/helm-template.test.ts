@@ -55,6 +55,8 @@ const CLUSTER_GRANTS = [
     `apps/statefulsets:${v}`,
     `apps/replicasets:${v}`,
     `batch/jobs:${v}`,
+    // A paused Cluster holds its groups.
+    `cluster.x-k8s.io/clusters:${v}`,
   ]),
   // Status of the capacity APIs (leader only), and the PodTemplate a scalableRef buffer owns.
   ...['update', 'patch'].flatMap((v) => [`autoscaling.x-k8s.io/capacitybuffers/status:${v}`, `autoscaling.x-k8s.io/provisioningrequests/status:${v}`]),

@@ -1,5 +1,6 @@
 import type { CapiActuator, NodeGroupRef, ScaleResult } from '../../capi/actuator.js';
 import type { Clock } from '../../provisioning/clock.js';
+import { STANDALONE_GROUP_PREFIX } from '../../provisioning/standalone.js';
 import type { Removal } from '../removal.js';
 import { invalidated } from '../validation.js';
 import type { DisruptionNodePort } from './node-port.js';
@@ -95,7 +96,12 @@ async function settle(r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, b
     const reason = opts.describe(r);
     let result: ScaleResult;
     let machine: string | undefined;
-    if (r.machine) {
+    if (r.machine && r.group.name.startsWith(STANDALONE_GROUP_PREFIX)) {
+      // A standalone Machine (NodePool machineTemplate) belongs to no group: it is deleted.
+      machine = `${r.machine.namespace}/${r.machine.name}`;
+      await deps.actuator.deleteStandaloneMachine({ namespace: r.machine.namespace, name: r.machine.name, nodeName: r.node }, reason);
+      result = { replicas: r.group.replicas - 1, written: true };
+    } else if (r.machine) {
       machine = `${r.machine.namespace}/${r.machine.name}`;
       result = await deps.actuator.deleteMachine(groupRef(r), { namespace: r.machine.namespace, name: r.machine.name, nodeName: r.node }, reason);
     } else {

@@ -121,4 +121,24 @@ describe('provisioning failures', () => {
     expect(result.held).to.deep.equal([{ group: 'MachineDeployment/capi/small', reason: 'MachineDeployment capi/small is paused (cluster.x-k8s.io/paused)' }]);
     expect(planText(result)).to.match(/Not scaled: 1 group\(s\)\n.*GROUP\s+REASON\n.*MachineDeployment\/capi\/small\s+MachineDeployment capi\/small is paused/);
   });
+
+  it('a paused Cluster holds all its groups (spec.paused or the annotation), and `headroom plan` says why', async () => {
+    const cluster = (name: string, paused: 'spec' | 'annotation' | 'no') => ({
+      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster',
+      metadata: { namespace: 'capi', name, ...(paused === 'annotation' ? { annotations: { 'cluster.x-k8s.io/paused': '' } } : {}) },
+      spec: paused === 'spec' ? { paused: true } : {},
+    });
+    const small = machineDeployment({ namespace: 'capi', name: 'small', replicas: 0, min: 0, max: 5, cpu: '4', memory: '16Gi', clusterName: 'a' });
+    const large = machineDeployment({ namespace: 'capi', name: 'large', replicas: 0, min: 0, max: 5, cpu: '8', memory: '32Gi', clusterName: 'b' });
+    for (const how of ['spec', 'annotation'] as const) {
+      const text = [cluster('a', how), cluster('b', 'no'), small, large, pendingPod('default', 'p', '1')].map((x) => JSON.stringify(x)).join('\n---\n');
+      const result = await planFromInputs([{ source: 'test', text }]);
+      expect(result.plan.scaleUps.map((u) => u.name)).to.deep.equal(['large']);
+      const why = `Cluster capi/a of MachineDeployment capi/small is paused (${how === 'spec' ? 'spec.paused' : 'cluster.x-k8s.io/paused'})`;
+      expect(result.held).to.deep.equal([{ group: 'MachineDeployment/capi/small', reason: why }]);
+    }
+    // Unpaused, the cheaper group is chosen again.
+    const text = [cluster('a', 'no'), cluster('b', 'no'), small, large, pendingPod('default', 'p', '1')].map((x) => JSON.stringify(x)).join('\n---\n');
+    expect((await planFromInputs([{ source: 'test', text }])).plan.scaleUps.map((u) => u.name)).to.deep.equal(['small']);
+  });
 });
