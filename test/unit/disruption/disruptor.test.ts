@@ -52,7 +52,7 @@ class RecordingActuator implements CapiActuator {
     return { replicas: 0, written: this.written };
   }
   async createMachine(): Promise<string> { throw new Error('unused'); }
-  async deleteStandaloneMachine(): Promise<void> { throw new Error('unused'); }
+  async deleteStandaloneMachine(_m: MachineRef, _reason: string): Promise<void> { throw new Error('unused'); }
 }
 
 const NS = 'default';
@@ -334,5 +334,60 @@ describe('Disruptor', () => {
       await d.pass();
       expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1', 'n-2']);
     });
+  });
+
+  it('leaves a paused group, and every group of a paused Cluster, alone; removes again once unpaused', async () => {
+    for (const how of ['group', 'cluster'] as const) {
+      const objs = cluster();
+      if (how === 'group') objs.nodeGroups = [{ ...objs.nodeGroups[0]!, metadata: { ...objs.nodeGroups[0]!.metadata, annotations: { 'cluster.x-k8s.io/paused': 'true' } } }];
+      else objs.clusters = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { namespace: NS, name: 'test' }, spec: { paused: true } }];
+      const { d, clock, actuator } = disruptor(objs);
+      await clock.advance(60_000);
+      expect((await d.pass()).removals, how).to.deep.equal([]);
+      expect(actuator.deletes, how).to.deep.equal([]);
+      objs.nodeGroups = cluster().nodeGroups;
+      objs.clusters = [];
+      expect((await d.pass()).removals.map((r) => r.node), how).to.deep.equal(['n-1']);
+    }
+  });
+
+  it('keeps a node whose pod has local storage safe-to-evict-local-volumes does not list (expiry), and deletes an empty standalone Machine', async () => {
+    // Expiry takes n-0 (its pod fits elsewhere) unless its pod's emptyDir is unlisted.
+    const expiring = async (annotations: Record<string, string>) => {
+      const objs = cluster({ pool: { consolidateAfter: 'Never', expireAfter: '1h', budgets: [{ nodes: '100%' }] } });
+      objs.nodes = objs.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, creationTimestamp: new Date(n.metadata!.name === 'n-0' ? 0 : 7_000_000) } }));
+      objs.pods = objs.pods.map((p) => (p.metadata!.name === 'web'
+        ? { ...p, metadata: { ...p.metadata, annotations }, spec: { ...p.spec!, volumes: [{ name: 'scratch', emptyDir: {} }] } } : p));
+      const { d, clock } = disruptor(objs, new RecordingActuator(), { maxExpiredPerPass: 1 });
+      await clock.advance(2 * 3_600_000);
+      return (await d.pass()).removals.map((x) => x.node);
+    };
+    expect(await expiring({})).to.deep.equal([]);
+    expect(await expiring({ 'cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes': 'scratch' })).to.deep.equal(['n-0']);
+
+    // A standalone Machine's node, empty past consolidateAfter, goes by a delete of that Machine.
+    const sa = emptyClusterObjects();
+    sa.nodePools = [{
+      apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'batch' },
+      spec: { disruption: { consolidateAfter: '30s' }, machineTemplate: {
+        namespace: NS, clusterName: 'test', capacity: { cpu: '4', memory: '16Gi' },
+        bootstrapConfigTemplateRef: { apiVersion: 'b.x/v1', kind: 'BT', name: 'b' }, infrastructureTemplateRef: { apiVersion: 'i.x/v1', kind: 'IT', name: 'i' },
+      } },
+    }];
+    sa.machines = ['a', 'b'].map((x) => ({
+      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: `sm-${x}`, namespace: NS, labels: { 'headroom.dev/nodepool': 'batch' } },
+      spec: { clusterName: 'test' }, status: { nodeRef: { name: `sn-${x}` } },
+    }));
+    sa.nodes = [node('sn-a'), node('sn-b')];
+    sa.pods = [bound('job', 'sn-a', 'Job'), bound('ds-a', 'sn-a', 'DaemonSet', '100m')];
+    const deleted: string[] = [];
+    const standalone = new RecordingActuator();
+    standalone.deleteStandaloneMachine = async (m: MachineRef) => { deleted.push(`${m.name}@${m.nodeName}`); };
+    const s = disruptor(sa, standalone);
+    await s.clock.advance(31_000);
+    const out = await s.d.pass();
+    expect(out.removals.map((x) => [x.node, x.machine])).to.deep.equal([['sn-b', `${NS}/sm-b`]]);
+    expect(deleted).to.deep.equal(['sm-b@sn-b']);
+    expect(standalone.deletes).to.deep.equal([]);
   });
 });
