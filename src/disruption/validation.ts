@@ -57,15 +57,26 @@ export function unsafeLocalVolumes(pod: V1Pod): string[] {
  * (Cluster Autoscaler's drain rules).
  */
 export function podBlocker(pod: V1Pod): string | undefined {
+  return annotationBlocker(pod) ?? movabilityBlocker(pod);
+}
+
+/** do-not-disrupt or safe-to-evict=false on a pod that is not finished. */
+function annotationBlocker(pod: V1Pod): string | undefined {
   if (TERMINAL.has(pod.status?.phase ?? '')) return undefined;
   const name = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
   for (const key of [DO_NOT_DISRUPT_ANNOTATION, HEADROOM_DO_NOT_DISRUPT_ANNOTATION]) {
     if (annotated(pod, key)) return `pod ${name} is annotated ${key}`;
   }
-  const safeToEvict = pod.metadata?.annotations?.[SAFE_TO_EVICT_ANNOTATION];
-  if (safeToEvict === 'false') return `pod ${name} is annotated ${SAFE_TO_EVICT_ANNOTATION}=false`;
+  if (pod.metadata?.annotations?.[SAFE_TO_EVICT_ANNOTATION] === 'false') return `pod ${name} is annotated ${SAFE_TO_EVICT_ANNOTATION}=false`;
+  return undefined;
+}
+
+/** No controller, or unlisted local storage, on a pod that would have to move. */
+function movabilityBlocker(pod: V1Pod): string | undefined {
+  if (TERMINAL.has(pod.status?.phase ?? '')) return undefined;
+  const name = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
   const owner = controllerOf(pod);
-  if (safeToEvict === 'true' || followsNode(owner?.kind)) return undefined;
+  if (pod.metadata?.annotations?.[SAFE_TO_EVICT_ANNOTATION] === 'true' || followsNode(owner?.kind)) return undefined;
   if (!owner) return `pod ${name} has no controller to recreate it elsewhere`;
   const local = unsafeLocalVolumes(pod);
   if (local.length > 0) return `pod ${name} has local storage (${local.join(', ')}) not listed in ${SAFE_TO_EVICT_LOCAL_VOLUMES_ANNOTATION}`;
@@ -85,9 +96,11 @@ export function invalidated(removal: Removal, fresh: FreshNode): string | undefi
   for (const pod of fresh.pods) {
     if (TERMINAL.has(pod.status?.phase ?? '')) continue;
     const name = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
-    const blocker = podBlocker(pod);
+    const blocker = annotationBlocker(pod);
     if (blocker) return blocker;
     if (occupiesNode(pod) && !expected.has(pod.metadata?.uid ?? '')) return `pod ${name} was bound to the node after the decision`;
+    const immovable = movabilityBlocker(pod);
+    if (immovable) return immovable;
   }
   return undefined;
 }
