@@ -1,15 +1,16 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { withDisruptionTaint, withoutDisruptionTaint, hasDisruptionTaint } from '../api/disruption-taint.js';
-import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/node-port.js';
-import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
+import type { DisruptionNodePort, EvictionResult, FreshNode, PodRef } from '../disruption/orchestration/node-port.js';
+import { isConflict, isNotFound, KubeApiError, type KubeClient } from '../kube/kube-client.js';
 import type { Log } from '../api/log.js';
 
 /**
  * The Disruptor's node port on the workload cluster's API server: taints with an
  * optimistic-concurrency merge patch (the node's resourceVersion travels with it, so a
  * concurrent change to the taint list is retried, never overwritten), and fresh reads
- * straight from the API server (a quorum read, not the informer cache). Needs
- * `nodes patch` (the chart grants it with disruption on) and the pods list it has anyway.
+ * straight from the API server (a quorum read, not the informer cache), and
+ * evictions through the Eviction API. Needs `nodes patch` and `pods/eviction create`
+ * (the chart grants both with disruption on) and the pods list it has anyway.
  */
 export class KubeDisruptionNodes implements DisruptionNodePort {
   constructor(
@@ -35,6 +36,31 @@ export class KubeDisruptionNodes implements DisruptionNodePort {
     }
     const pods = await this.client.get<{ items: V1Pod[] }>('/api/v1/pods', { fieldSelector: `spec.nodeName=${name}` });
     return { node, pods: pods.items };
+  }
+
+  async evictPod(pod: PodRef): Promise<EvictionResult> {
+    if (this.opts.dryRun) {
+      this.opts.log?.(`dry run: would evict pod ${pod.namespace}/${pod.name}`, { kind: 'Pod', namespace: pod.namespace, name: pod.name });
+      return { kind: 'gone' };
+    }
+    try {
+      // No client-side retry of a 429: the drain backs off per pod (a PDB refusal is not APF).
+      await this.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`, {
+        maxRetries: 0,
+        body: {
+          apiVersion: 'policy/v1', kind: 'Eviction', metadata: { namespace: pod.namespace, name: pod.name },
+          ...(pod.uid ? { deleteOptions: { preconditions: { uid: pod.uid } } } : {}),
+        },
+      });
+      return { kind: 'evicted' };
+    } catch (err) {
+      // 404: gone; 409: the uid precondition failed, so that pod is gone (a new one has its name).
+      if (isNotFound(err) || isConflict(err)) return { kind: 'gone' };
+      if (err instanceof KubeApiError && err.status === 429) {
+        return { kind: 'refused', why: err.message, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) };
+      }
+      throw err;
+    }
   }
 
   private async update(name: string, taint: boolean, retries = 5): Promise<void> {

@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import { hasDisruptionTaint } from '../api/disruption-taint.js';
+import { hasDisruptionTaint, withoutDisruptionTaint } from '../api/disruption-taint.js';
 import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { CapiActuator, ScaleResult } from '../capi/actuator.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
@@ -12,6 +12,7 @@ import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from './allo
 import { EmptyTracker } from './empty-tracker.js';
 import { decideEmptiness } from './emptiness.js';
 import { decideExpiry, type SolveSnapshot } from './expiry.js';
+import { DEFAULT_DRAIN } from './orchestration/drain.js';
 import { executeRemovals } from './orchestration/execute.js';
 import type { DisruptionNodePort } from './orchestration/node-port.js';
 import type { Removal, Skip } from './removal.js';
@@ -63,6 +64,11 @@ export interface DisruptorOptions {
   removalTimeoutMs?: number;
   /** Predicted demand (CapacityBuffers, forecasts): capacity it would use is kept. */
   extraPendingPods?: (objects: ClusterObjects) => readonly SchedulingPod[];
+  /**
+   * Draining through the Eviction API before the Machine goes (when the node port can
+   * evict): timeout, poll and back-off. false leaves the pods to CAPI's drain. Default DEFAULT_DRAIN.
+   */
+  drain?: Partial<typeof DEFAULT_DRAIN> | false;
 }
 
 export interface DisruptorDeps {
@@ -96,7 +102,8 @@ function sameElements(a: readonly unknown[], b: readonly unknown[]): boolean {
 }
 
 export class Disruptor {
-  private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
+  private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods' | 'drain'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
+  private readonly drain: typeof DEFAULT_DRAIN | undefined;
   /** Node -> when we asked for its removal, and why (until the node is gone). */
   private readonly removing = new Map<string, { at: number; reason: string }>();
   /** Node -> when the actuator declined to remove it (dry run, min size on fresh state): not retried for a while. */
@@ -122,6 +129,7 @@ export class Disruptor {
       intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
       removalTimeoutMs: 600_000, settleMs: 2000, ...options,
     };
+    this.drain = options.drain === false ? undefined : { ...DEFAULT_DRAIN, ...options.drain };
     this.poolless = { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs };
   }
 
@@ -308,6 +316,8 @@ export class Disruptor {
       describe: (r) => r.reason === 'Empty'
         ? `node empty (DaemonSet pods only) for ${Math.round((now - r.since) / 1000)} s`
         : `node expired (age ${Math.round((now - r.since) / 1000)} s), its pods fit on other nodes`,
+      ...(this.drain ? { drain: this.drain } : {}),
+      cancel: (r) => this.neededByPending(r.node),
       onTainted: (node) => this.tainting.add(node),
       onSettled: (node) => this.tainting.delete(node),
     });
@@ -362,6 +372,28 @@ export class Disruptor {
       if (!blocked) allowance.take(group, r.reason, moved);
       return blocked?.why;
     };
+  }
+
+  /**
+   * Cancellation: why a node being drained must stay after all, or undefined. It must
+   * when pods are pending (real ones, not forecasts) that no other existing or in-flight
+   * node can take, and this node, untainted, would. Scale-ups do not count: capacity
+   * that exists beats capacity that might come.
+   */
+  private async neededByPending(node: string): Promise<string | undefined> {
+    const objects = this.deps.state.objects();
+    const built = withStandalonePools(buildSnapshot(objects, { strict: false }), objects).snapshot;
+    if (built.pendingPods.length === 0) return undefined;
+    const existingOnly = { ...built, groups: built.groups.map((g) => ({ ...g, maxSize: Math.min(g.maxSize, g.replicas) })) };
+    const without = await this.deps.solve(existingOnly);
+    if (without.unschedulable.length === 0 && without.scaleUps.every((s) => s.to <= s.from)) return undefined;
+    const back = {
+      ...existingOnly,
+      nodes: existingOnly.nodes.map((n) => (n.name === node ? { ...n, unschedulable: false, taints: withoutDisruptionTaint(n.taints) } : n)),
+    };
+    const withIt = await this.deps.solve(back);
+    const onIt = withIt.placements.filter((p) => 'node' in p && p.node === node).length;
+    return onIt > 0 ? `cancelled: ${onIt} pending pod(s) have no other place than this node` : undefined;
   }
 
   /** Nodes carrying our taint that no pass of ours is working on (a pass cut short, a previous leader). */

@@ -65,6 +65,7 @@ const CLUSTER_GRANTS = [
   'events.k8s.io/events:create',
   'events.k8s.io/events:patch',
   '/nodes:patch',
+  '/pods/eviction:create',
   'headroom.dev/nodepools/status:update',
   'headroom.dev/nodepools/status:patch',
   ...['machinedeployments', 'machinesets', 'machinepools', 'machines'].flatMap((r) => ['get', 'list', 'watch', 'patch'].map((v) => `cluster.x-k8s.io/${r}:${v}`)),
@@ -494,6 +495,7 @@ describe('helm chart charts/headroom (real helm)', function () {
     it('grants nodes patch only while the Disruptor runs (or prediction marks nodes), and no Role when nothing namespaced is used', async () => {
       const off = await renderChart(NS, { 'controller.disruption': false, 'controller.prediction.enabled': false });
       expect(grants(onlyOne<V1ClusterRole>(off, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
+      expect(grants(onlyOne<V1ClusterRole>(off, 'ClusterRole').rules!)).to.not.include('/pods/eviction:create');
       const noRbac = await renderChart(NS, { 'rbac.disruption': false, 'controller.prediction.enabled': false });
       expect(grants(onlyOne<V1ClusterRole>(noRbac, 'ClusterRole').rules!)).to.not.include('/nodes:patch');
       const predicting = await renderChart(NS, { 'controller.disruption': false });

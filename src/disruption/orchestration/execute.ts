@@ -3,6 +3,7 @@ import type { Clock } from '../../provisioning/clock.js';
 import { STANDALONE_GROUP_PREFIX } from '../../provisioning/standalone.js';
 import type { Removal } from '../removal.js';
 import { invalidated } from '../validation.js';
+import { drainNode, type DrainOptions } from './drain.js';
 import type { DisruptionNodePort } from './node-port.js';
 import type { Log } from '../../api/log.js';
 
@@ -10,8 +11,10 @@ import type { Log } from '../../api/log.js';
  * Carries out a pass's removals, apart from the decisions (Karpenter's
  * disruption/orchestration): taint every chosen node NoSchedule, let the taint
  * reach kube-scheduler, read each node again fresh and re-check it (pods,
- * do-not-disrupt, budgets), then remove its Machine, or untaint it when the check
- * fails. See docs/adr/0081-disruption-taint-recheck.md.
+ * do-not-disrupt, budgets), drain the nodes that pass through the Eviction API
+ * (drain.ts, all at once), then remove each Machine, or untaint the node when the
+ * check fails, the drain is given up or cancelled. See
+ * docs/adr/0081-disruption-taint-recheck.md and 0082-eviction-and-capi-drain.md.
  */
 
 export interface ExecutionDeps {
@@ -30,6 +33,10 @@ export interface ExecutionOptions {
   freshBudgets: () => (removal: Removal) => string | undefined;
   /** Why the node goes, for the actuator's log and events. */
   describe: (removal: Removal) => string;
+  /** Drain settings; without them (or without an eviction port) CAPI's drain evicts the pods. */
+  drain?: Omit<DrainOptions, 'mayAct' | 'cancel'>;
+  /** Why a node being drained must be kept after all (pending pods need it), or undefined. */
+  cancel?: (removal: Removal) => Promise<string | undefined>;
   /** Called when a node is tainted, and when it is settled (removed, untainted or failed). */
   onTainted?: (node: string) => void;
   onSettled?: (node: string) => void;
@@ -63,35 +70,71 @@ export async function executeRemovals(removals: readonly Removal[], deps: Execut
   if (tainted.length === 0) return outcomes;
   if (opts.settleMs > 0) await new Promise<void>((resolve) => deps.clock.setTimer(opts.settleMs, resolve));
   const budgets = opts.mayAct() ? opts.freshBudgets() : undefined;
-  // Serial on purpose: the actuator re-reads each group (and its min size) before it writes.
+  const untaint = async (r: Removal): Promise<void> => {
+    try {
+      await deps.nodes.untaintNode(r.node);
+    } catch (err) {
+      deps.log(`untainting node ${r.node} failed: ${(err as Error).message}`, { kind: 'Node', name: r.node });
+    }
+  };
+  const finish = (o: Outcome) => {
+    outcomes.push(o);
+    opts.onSettled?.(o.removal.node);
+  };
+  // 1. The fresh re-check, node by node (budgets are taken in order).
+  const checked: Removal[] = [];
   for (const r of tainted) {
-    outcomes.push(await settle(r, deps, opts, budgets));
-    opts.onSettled?.(r.node);
+    const o = await recheck(r, deps, opts, budgets, untaint);
+    if (o) finish(o);
+    else checked.push(r);
   }
+  // 2. Drain every node that passed, at once (each waits on its own pods' grace periods).
+  const drained = await Promise.all(checked.map(async (r): Promise<Removal | undefined> => {
+    if (!opts.drain || !deps.nodes.evictPod) return r;
+    try {
+      const d = await drainNode(r.node, deps.nodes, deps.clock, { ...opts.drain, mayAct: opts.mayAct, ...(opts.cancel ? { cancel: () => opts.cancel!(r) } : {}) });
+      if (d.drained) return r;
+      await untaint(r);
+      finish({ removal: r, kind: 'kept', why: d.why });
+    } catch (err) {
+      await untaint(r);
+      finish({ removal: r, kind: 'error', error: `draining the node failed: ${(err as Error).message}` });
+    }
+    return undefined;
+  }));
+  // 3. Serial on purpose: the actuator re-reads each group (and its min size) before it writes.
+  for (const r of drained) if (r) finish(await remove(r, deps, opts, untaint));
   return outcomes;
 }
 
-async function settle(r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, budgets: ((r: Removal) => string | undefined) | undefined): Promise<Outcome> {
-  const untaint = async (): Promise<string | undefined> => {
-    try {
-      await deps.nodes.untaintNode(r.node);
-      return undefined;
-    } catch (err) {
-      deps.log(`untainting node ${r.node} failed: ${(err as Error).message}`, { kind: 'Node', name: r.node });
-      return (err as Error).message;
-    }
-  };
+/** The fresh look: an outcome when the node must not go (or is gone), undefined when it may. */
+async function recheck(
+  r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, budgets: ((r: Removal) => string | undefined) | undefined, untaint: (r: Removal) => Promise<void>,
+): Promise<Outcome | undefined> {
   try {
     if (!budgets || !opts.mayAct()) {
-      await untaint();
+      await untaint(r);
       return { removal: r, kind: 'kept', why: 'disruption stopped before the removal' };
     }
     const fresh = await deps.nodes.readNode(r.node);
     if (!fresh) return { removal: r, kind: 'gone' };
     const why = invalidated(r, fresh) ?? budgets(r);
     if (why) {
-      await untaint();
+      await untaint(r);
       return { removal: r, kind: 'kept', why };
+    }
+    return undefined;
+  } catch (err) {
+    await untaint(r);
+    return { removal: r, kind: 'error', error: (err as Error).message };
+  }
+}
+
+async function remove(r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, untaint: (r: Removal) => Promise<void>): Promise<Outcome> {
+  try {
+    if (!opts.mayAct()) {
+      await untaint(r);
+      return { removal: r, kind: 'kept', why: 'disruption stopped before the removal' };
     }
     const reason = opts.describe(r);
     let result: ScaleResult;
@@ -110,12 +153,12 @@ async function settle(r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, b
       result = await deps.actuator.scaleTo(groupRef(r), from, from - 1, reason);
     }
     if (!result.written) {
-      await untaint();
+      await untaint(r);
       return { removal: r, kind: 'declined', result, ...(machine ? { machine } : {}) };
     }
     return { removal: r, kind: 'removed', result, ...(machine ? { machine } : {}) };
   } catch (err) {
-    await untaint();
+    await untaint(r);
     return { removal: r, kind: 'error', error: (err as Error).message };
   }
 }

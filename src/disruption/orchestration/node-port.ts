@@ -15,7 +15,26 @@ export interface DisruptionNodePort {
    * server, not an informer cache); undefined when the node is gone.
    */
   readNode(name: string): Promise<FreshNode | undefined>;
+  /**
+   * Evicts a pod through the Eviction API (PDBs enforced by the API server, the pod's
+   * grace period honoured). Optional: without it the node is not drained by Headroom
+   * and CAPI's own drain evicts what is left (docs/adr/0082-eviction-and-capi-drain.md).
+   */
+  evictPod?(pod: PodRef): Promise<EvictionResult>;
 }
+
+export interface PodRef {
+  namespace: string;
+  name: string;
+  /** The pod evicted must still be this one (a precondition on the eviction). */
+  uid: string;
+}
+
+/**
+ * evicted: the API server accepted it (the pod is terminating); gone: the pod (that
+ * uid) no longer exists; refused: 429, a PodDisruptionBudget allows no disruption now.
+ */
+export type EvictionResult = { kind: 'evicted' } | { kind: 'gone' } | { kind: 'refused'; why: string; retryAfterMs?: number };
 
 export interface FreshNode {
   node: V1Node;
