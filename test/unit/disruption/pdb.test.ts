@@ -38,7 +38,7 @@ describe('PodDisruptionBudgets in the what-if', () => {
     const g = { ...group('g'), replicas: 3, minSize: 0 };
     const snap = snapshot({ groups: [g], nodes: ['n1', 'n2', 'n3'].map((n) => node(n, { groupId: g.id })) });
     const allowance = new DisruptionAllowance(snap, () => ({ ...DEFAULT_DISRUPTION, budgets: [{ nodes: '100%' }] }), new Set(), undefined, undefined, new PdbAllowance([pdb('web', 'web', 1)]));
-    expect(allowance.blocked(g, 'Underutilized', [web('a'), web('b')])).to.match(/PodDisruptionBudget default\/web/);
+    expect(allowance.blocked(g, 'Underutilized', [web('a'), web('b')])).to.deep.equal({ by: 'pdb', why: 'PodDisruptionBudget default/web allows 1 more disruption(s), the plan needs 2' });
     expect(allowance.take(g, 'Underutilized', [web('a')])).to.equal(true);
     expect(allowance.take(g, 'Underutilized', [web('b')])).to.equal(false);
     // Nodes with no covered pods still go.
