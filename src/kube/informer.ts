@@ -282,7 +282,9 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         if (Date.now() - started > 10_000) backoff = this.opts.minBackoffMs;
         const jittered = backoff * (0.5 + Math.random());
         backoff = Math.min(backoff * 2, this.opts.maxBackoffMs);
-        await this.sleep(jittered);
+        // A watch refused by API Priority and Fairness says when to come back: no sooner.
+        const retryAfter = err instanceof KubeApiError && err.status === 429 ? Math.min(err.retryAfterMs ?? 1000, 10_000) : 0;
+        await this.sleep(Math.max(jittered, retryAfter));
       }
     }
   }

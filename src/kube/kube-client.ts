@@ -70,6 +70,11 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export class KubeClient {
   /** Count of write requests (POST/PUT/PATCH/DELETE) sent, by method. */
   readonly writes: Record<string, number> = {};
+  /**
+   * 429s retried; the waits their Retry-After asked for (capped, 1 s when absent) and the
+   * time actually spent waiting, both summed in ms; the longest Retry-After seen.
+   */
+  readonly throttled = { retries: 0, askedMs: 0, waitedMs: 0, maxRetryAfterMs: 0 };
   private readonly agent: http.Agent;
   /** Set on views made by `fenced`: requests are refused once it aborts, and aborted in flight. */
   private readonly fence: AbortSignal | undefined;
@@ -137,7 +142,16 @@ export class KubeClient {
         return await this.send<T>(mod, url, opts, upper, path, options.body, signal);
       } catch (err) {
         if (!(err instanceof KubeApiError && err.status === 429) || attempt >= (options.maxRetries ?? 3)) throw err;
-        await sleep(Math.min(err.retryAfterMs ?? 1000, 10_000), undefined, { signal });
+        const wait = Math.min(err.retryAfterMs ?? 1000, 10_000);
+        this.throttled.retries++;
+        this.throttled.askedMs += wait;
+        this.throttled.maxRetryAfterMs = Math.max(this.throttled.maxRetryAfterMs, err.retryAfterMs ?? 0);
+        const waitStart = Date.now();
+        try {
+          await sleep(wait, undefined, { signal });
+        } finally {
+          this.throttled.waitedMs += Date.now() - waitStart;
+        }
       }
     }
   }
@@ -199,7 +213,7 @@ export class KubeClient {
             try {
               s = JSON.parse(Buffer.concat(chunks).toString('utf8'));
             } catch { /* not a Status */ }
-            reject(new KubeApiError(res.statusCode ?? 0, s.reason ?? 'Error', s.message ?? '', 'WATCH', path));
+            reject(new KubeApiError(res.statusCode ?? 0, s.reason ?? 'Error', s.message ?? '', 'WATCH', path, retryAfterMs(res.headers['retry-after'])));
           });
           res.on('error', reject);
           return;

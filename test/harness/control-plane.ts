@@ -178,6 +178,9 @@ export class ControlPlane {
     readonly kubeconfigPath: string,
     private readonly startTimeoutMs: number,
     core: ManagedProcess[],
+    /** How etcd and kube-apiserver were started, to restart them in place (same ports, data, certs). */
+    private readonly coreSpecs: ReadonlyArray<{ name: string; binary: Binary; args: string[] }>,
+    private readonly adminTls: { ca: string; cert: string; key: string },
   ) {
     this.components.push(...core);
   }
@@ -231,7 +234,7 @@ export class ControlPlane {
   private static async startCore(dir: string, assets: Assets, pki: Pki, opts: ControlPlaneOptions, timeoutMs: number): Promise<ControlPlane> {
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const etcdDir = join(dir, `etcd-${etcdPort}`);
-    const etcd = spawnComponent(dir, assets, 'etcd', 'etcd', [
+    const etcdArgs = [
       '--name=headroom',
       `--data-dir=${etcdDir}`,
       `--listen-client-urls=https://127.0.0.1:${etcdPort}`,
@@ -245,9 +248,10 @@ export class ControlPlane {
       '--client-cert-auth',
       '--unsafe-no-fsync', // test data: durability buys nothing, fsync costs a lot
       '--log-level=warn',
-    ]);
+    ];
+    const etcd = spawnComponent(dir, assets, 'etcd', 'etcd', etcdArgs);
     const server = `https://127.0.0.1:${apiPort}`;
-    const apiserver = spawnComponent(dir, assets, 'kube-apiserver', 'kube-apiserver', [
+    const apiArgs = [
       `--etcd-servers=https://127.0.0.1:${etcdPort}`,
       `--etcd-cafile=${pki.caCert}`,
       `--etcd-certfile=${pki.etcdClientCert}`,
@@ -269,10 +273,11 @@ export class ControlPlane {
       '--allow-privileged=true',
       '--profiling=false',
       ...(opts.apiServerArgs ?? []),
-    ]);
+    ];
+    const apiserver = spawnComponent(dir, assets, 'kube-apiserver', 'kube-apiserver', apiArgs);
     const core = [etcd, apiserver];
+    const tls = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
     try {
-      const tls = { ca: pki.ca.certPem, cert: pki.admin.certPem, key: pki.admin.keyPem };
       await waitFor('kube-apiserver /readyz', async () => (await httpStatus(`${server}/readyz`, tls)) === 200, {
         timeoutMs,
         intervalMs: 250,
@@ -284,7 +289,8 @@ export class ControlPlane {
     }
     const kubeconfigPath = join(dir, 'admin.kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfigYaml({ server, caPem: pki.ca.certPem, ...pki.admin, name: 'admin' }), { mode: 0o600 });
-    return new ControlPlane(dir, assets, pki.ca, server, kubeconfigPath, timeoutMs, core);
+    const specs = [{ name: 'etcd', binary: 'etcd' as const, args: etcdArgs }, { name: 'kube-apiserver', binary: 'kube-apiserver' as const, args: apiArgs }];
+    return new ControlPlane(dir, assets, pki.ca, server, kubeconfigPath, timeoutMs, core, specs, tls);
   }
 
   /** A fresh admin KubeConfig (client cert in group system:masters). */
@@ -364,6 +370,35 @@ export class ControlPlane {
     const apiserver = this.components[1];
     if (!apiserver?.running) throw new Error('kube-apiserver is not running');
     process.kill(-apiserver.pid, signal);
+  }
+
+  /**
+   * Kills etcd or kube-apiserver (SIGKILL: a crash, by default) and starts it again in
+   * place: same ports, data dir and certificates, so clients reconnect to the same URL.
+   * Waits `downMs` in between (the outage), then until the apiserver's /readyz is 200
+   * again. For a private control plane only: the shared one serves every test file.
+   */
+  async restartCore(which: 'etcd' | 'kube-apiserver', opts: { downMs?: number; signal?: 'SIGKILL' | 'SIGTERM' } = {}): Promise<{ downMs: number; readyAfterMs: number }> {
+    const index = which === 'etcd' ? 0 : 1;
+    const spec = this.coreSpecs[index]!;
+    const old = this.components[index];
+    if (!old?.running) throw new Error(`${which} is not running`);
+    const killedAt = Date.now();
+    if (opts.signal === 'SIGTERM') await old.stop();
+    else {
+      process.kill(-old.pid, 'SIGKILL');
+      await old.stop(0);
+    }
+    await new Promise((r) => setTimeout(r, opts.downMs ?? 0));
+    const startedAt = Date.now();
+    const next = spawnComponent(this.dir, this.assets, spec.name, spec.binary, spec.args);
+    this.components[index] = next;
+    await waitFor('kube-apiserver /readyz after a restart', async () => (await httpStatus(`${this.server}/readyz`, this.adminTls)) === 200, {
+      timeoutMs: this.startTimeoutMs,
+      intervalMs: 100,
+      watch: [next],
+    });
+    return { downMs: startedAt - killedAt, readyAfterMs: Date.now() - killedAt };
   }
 
   /**

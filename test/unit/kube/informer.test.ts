@@ -113,6 +113,26 @@ describe('Informer (list + watch robustness)', () => {
     expect(api.seen.lists).to.equal(1);
   });
 
+  it('a watch refused with 429 (API Priority and Fairness) waits out its Retry-After before watching again (issue 17)', async () => {
+    const at: number[] = [];
+    const refuse = (res: http.ServerResponse) => {
+      at.push(Date.now());
+      res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+      res.end(JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'too many requests' }));
+    };
+    api = await fakeApiserver(() => ({ rv: '10', items: [] }), [refuse, (res) => {
+      at.push(Date.now());
+      res.writeHead(200);
+      event(res, 'ADDED', pod('a', '11'));
+    }]);
+    // minBackoff 10 ms: without Retry-After the second watch would come ~10 ms later.
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10 });
+    inf.start();
+    await until(() => inf!.list().length === 1, 5000);
+    expect(at).to.have.length(2);
+    expect(at[1]! - at[0]!).to.be.at.least(950);
+  });
+
   it('relists on a 410 Gone ERROR event', async () => {
     let listed = 0;
     api = await fakeApiserver(() => {

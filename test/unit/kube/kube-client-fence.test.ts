@@ -78,6 +78,10 @@ describe('KubeClient fenced by a leadership term', () => {
     const took = Date.now() - t0;
     expect(seen).to.deep.equal(['PUT /throttled', 'PUT /throttled', 'PUT /throttled']);
     expect(took).to.be.at.least(1900);
+    expect(client.throttled.retries).to.equal(2);
+    expect(client.throttled.askedMs).to.equal(2000);
+    expect(client.throttled.maxRetryAfterMs).to.equal(1000);
+    expect(client.throttled.waitedMs).to.be.at.least(1900);
   });
 
   it('gives up after maxRetries and within its timeout, and a lost term stops the wait', async () => {
