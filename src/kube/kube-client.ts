@@ -72,7 +72,8 @@ export class KubeClient {
   readonly writes: Record<string, number> = {};
   /**
    * 429s retried; the waits their Retry-After asked for (capped, 1 s when absent) and the
-   * time actually spent waiting, both summed in ms; the longest Retry-After seen.
+   * time actually waited before those retries, both summed in ms; the longest Retry-After
+   * seen. A wait cut short by an abort sends no retry and is not counted.
    */
   readonly throttled = { retries: 0, askedMs: 0, waitedMs: 0, maxRetryAfterMs: 0 };
   private readonly agent: http.Agent;
@@ -143,15 +144,13 @@ export class KubeClient {
       } catch (err) {
         if (!(err instanceof KubeApiError && err.status === 429) || attempt >= (options.maxRetries ?? 3)) throw err;
         const wait = Math.min(err.retryAfterMs ?? 1000, 10_000);
-        this.throttled.retries++;
-        this.throttled.askedMs += wait;
         this.throttled.maxRetryAfterMs = Math.max(this.throttled.maxRetryAfterMs, err.retryAfterMs ?? 0);
         const waitStart = Date.now();
-        try {
-          await sleep(wait, undefined, { signal });
-        } finally {
-          this.throttled.waitedMs += Date.now() - waitStart;
-        }
+        // An abort (timeout, lost term) ends the wait and the request: no retry goes early.
+        await sleep(wait, undefined, { signal });
+        this.throttled.retries++;
+        this.throttled.askedMs += wait;
+        this.throttled.waitedMs += Date.now() - waitStart;
       }
     }
   }

@@ -108,15 +108,21 @@ describe('faults: API Priority and Fairness 429s with Retry-After on the real ap
     const withHeader = refused.filter((e) => e.retryAfterMs !== undefined);
 
     const rejectedBefore = await rawMetrics(cp.kubeConfig(), name);
+    // Bursts until one is throttled (how many run at once depends on the machine's load).
     const client = new KubeClient(throttledKc);
     const t0 = Date.now();
-    const results = await burst(client, 40, 10);
+    const results: PromiseSettledResult<unknown>[] = [];
+    let bursts = 0;
+    while (client.throttled.retries === 0 && bursts < 10) {
+      results.push(...await burst(client, 40, 10));
+      bursts++;
+    }
     const took = Date.now() - t0;
     const rejectedAfter = await rawMetrics(cp.kubeConfig(), name);
     client.close();
     const failed = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
     const t = client.throttled;
-    console.log(`      [measure] APF: ${refused.length}/40 refused without retries (${withHeader.length} with Retry-After, ${[...new Set(withHeader.map((e) => e.retryAfterMs))].join('/')} ms); with retries: 40 LISTs in ${took} ms, ${t.retries} retries, Retry-After asked ${t.askedMs} ms in all (longest ${t.maxRetryAfterMs} ms), waited ${t.waitedMs} ms; apiserver counted ${rejectedAfter - rejectedBefore} rejections`);
+    console.log(`      [measure] APF: ${refused.length}/40 refused without retries (${withHeader.length} with Retry-After, ${[...new Set(withHeader.map((e) => e.retryAfterMs))].join('/')} ms); with retries: ${bursts} burst(s) of 40 LISTs in ${took} ms, ${t.retries} retries, Retry-After asked ${t.askedMs} ms in all (longest ${t.maxRetryAfterMs} ms), waited ${t.waitedMs} ms; apiserver counted ${rejectedAfter - rejectedBefore} rejections`);
     expect(withHeader.length, 'the 429s carry Retry-After').to.equal(refused.length);
     expect(failed).to.deep.equal([]);
     expect(t.retries).to.be.greaterThan(0);
@@ -125,7 +131,6 @@ describe('faults: API Priority and Fairness 429s with Retry-After on the real ap
     // Honoured: every retry waited out its Retry-After (timers fire late, never early; 5 ms of slack each).
     expect(t.askedMs).to.be.at.least(t.retries * 1000);
     expect(t.waitedMs).to.be.at.least(t.askedMs - 5 * t.retries);
-    expect(took).to.be.at.least(1000);
   });
 
   it('the controller throttled by APF while it scales up a burst (and the user\'s seats kept busy): 16 pods Running on exactly 4 nodes, invariants held', async function () {
