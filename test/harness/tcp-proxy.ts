@@ -29,16 +29,19 @@ export class TcpProxy {
 
   static async start(target: URL | { host: string; port: number }): Promise<TcpProxy> {
     const t = target instanceof URL ? { host: target.hostname, port: Number(target.port || (target.protocol === 'https:' ? 443 : 80)) } : target;
-    let proxy: TcpProxy | undefined;
-    const server = createServer((client) => proxy!.accept(client));
+    const holder: { proxy?: TcpProxy } = {};
+    const server = createServer((client) => {
+      if (holder.proxy) holder.proxy.accept(client);
+      else client.destroy();
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
     });
     const address = server.address();
     if (!address || typeof address === 'string') throw new Error('proxy: no port');
-    proxy = new TcpProxy(server, address.port, t);
-    return proxy;
+    holder.proxy = new TcpProxy(server, address.port, t);
+    return holder.proxy;
   }
 
   get url(): string {
