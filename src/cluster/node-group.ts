@@ -3,6 +3,7 @@ import {
   ARCH_LABEL, capacityTypeOf, HOSTNAME_LABEL, OS_LABEL, ZONE_LABEL, type CapacityAnnotations, type ScalingBounds,
 } from '../api/capacity-annotations.js';
 import type { NodeGroupView } from '../api/capi.js';
+import { nodeSyncedLabels } from '../api/capi-node-labels.js';
 import { nodePoolForGroup, type NodePool } from '../api/nodepool.js';
 import { derivedPricePerHour } from '../api/price.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
@@ -66,17 +67,18 @@ function mergeTaints(...lists: ReadonlyArray<readonly V1Taint[]>): V1Taint[] {
 
 /**
  * The template node of a group: annotations over learned shape for allocatable;
- * labels learned < template metadata < labels annotation, then zone from a single
- * failure domain if no zone label, then os/arch defaults; taints merged. Undefined
- * when neither annotations (cpu and memory) nor Ready nodes give a shape.
+ * labels learned < the template metadata labels CAPI copies to Nodes < labels
+ * annotation, then zone from a single failure domain if no zone label, then os/arch
+ * defaults; taints merged. Undefined when neither annotations (cpu and memory) nor
+ * Ready nodes give a shape. Other template labels stay on the Machine: a pod that
+ * selects one must not look schedulable on the group's new nodes.
  */
 export function buildNodeTemplate(group: NodeGroupView, capacity: CapacityAnnotations, learned?: LearnedShape): NodeTemplate | undefined {
   if (!capacity.complete && !learned) return undefined;
   const allocatable: Resources = { ...(learned?.allocatable ?? {}), ...capacity.allocatable };
   if (!allocatable.cpu || !allocatable.memory || !allocatable.pods) return undefined;
   const labels: Record<string, string> = { ...(learned?.labels ?? {}) };
-  for (const k in group.template.labels) if (!k.startsWith(CAPI_BOOKKEEPING_PREFIX)) labels[k] = group.template.labels[k]!;
-  Object.assign(labels, capacity.labels);
+  Object.assign(labels, nodeSyncedLabels(group.template.labels), capacity.labels);
   if (labels[ZONE_LABEL] === undefined && group.failureDomains.length === 1) labels[ZONE_LABEL] = group.failureDomains[0]!;
   labels[OS_LABEL] ??= 'linux';
   labels[ARCH_LABEL] ??= 'amd64';
@@ -84,12 +86,6 @@ export function buildNodeTemplate(group: NodeGroupView, capacity: CapacityAnnota
   const taints = mergeTaints(learned?.taints ?? [], group.template.taints, capacity.taints);
   return { allocatable, labels, taints };
 }
-
-/**
- * CAPI's own Machine labels (`cluster.x-k8s.io/deployment-name`, `set-name`,
- * `cluster-name`, ...) stay on the Machine and never reach the Node.
- */
-const CAPI_BOOKKEEPING_PREFIX = 'cluster.x-k8s.io/';
 
 /** Tolerations the DaemonSet controller adds to every DaemonSet pod (pkg/controller/daemon/util). */
 const DAEMONSET_TOLERATIONS: V1Toleration[] = [
@@ -144,7 +140,9 @@ export function buildNodeGroup(input: NodeGroupInput): NodeGroup | undefined {
   const { view, bounds, capacity } = input;
   const template = buildNodeTemplate(view, capacity, input.learned);
   if (!template) return undefined;
-  const capacityType = capacityTypeOf(view, template.labels);
+  // The price reads the capacity type from the template metadata too, though CAPI
+  // does not copy that label to the Nodes.
+  const capacityType = capacityTypeOf(view, { ...view.template.labels, ...template.labels });
   const dsPods = daemonSetPodsFor(template, input.daemonSetPods);
   const daemonSetOverhead: Resources = {};
   for (const p of dsPods) addInto(daemonSetOverhead, p.requests);

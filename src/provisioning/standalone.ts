@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1Node } from '@kubernetes/client-node';
+import { nodeSyncedLabels } from '../api/capi-node-labels.js';
 import { NODEPOOL_LABEL, CAPACITY_TYPE_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
 import { derivedPricePerHour } from '../api/price.js';
 import { HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
@@ -75,9 +76,10 @@ export function withStandalonePools(
     const tpl = pool.machineTemplate!;
     if (!(tpl.capacity[CPU] && tpl.capacity[MEMORY])) continue; // shape unknown: nothing to plan on
     const allocatable: Resources = { [PODS]: 110, ...tpl.capacity };
-    const labels: Record<string, string> = { ...tpl.labels, [NODEPOOL_LABEL]: pool.name, ...(tpl.failureDomain ? { [ZONE_LABEL]: tpl.failureDomain } : {}) };
+    // The Machine's labels (headroom.dev/nodepool among them) reach the Node only where CAPI copies them.
+    const labels: Record<string, string> = { ...nodeSyncedLabels(tpl.labels), ...(tpl.failureDomain ? { [ZONE_LABEL]: tpl.failureDomain } : {}) };
     const template = { allocatable, labels, taints: tpl.taints };
-    const capacityType = labels[CAPACITY_TYPE_LABEL] === 'spot' ? 'spot' as const : 'on-demand' as const;
+    const capacityType = tpl.labels[CAPACITY_TYPE_LABEL] === 'spot' ? 'spot' as const : 'on-demand' as const;
     const id = `MachineSet/${tpl.namespace}/${STANDALONE_GROUP_PREFIX}${pool.name}`;
     const machines = objects.machines.filter((m) => m.metadata?.namespace === tpl.namespace
       && m.metadata?.labels?.[NODEPOOL_LABEL] === pool.name && !isDeleting(m));

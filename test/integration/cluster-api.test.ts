@@ -76,14 +76,14 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       bootstrap: { dataSecretName: KWOK_BOOTSTRAP_SECRET },
       infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: templateName },
     });
-    const machineDeployment = (name: string, o: { replicas: number; min: number; max: number; template: string; annotations?: Record<string, string>; strategy?: unknown }) =>
+    const machineDeployment = (name: string, o: { replicas: number; min: number; max: number; template: string; annotations?: Record<string, string>; labels?: Record<string, string>; strategy?: unknown }) =>
       kubeRequest<UnstructuredObject>(kc, 'POST', capi('machinedeployments'), {
         apiVersion: CAPI, kind: 'MachineDeployment',
         metadata: { name, annotations: { [MIN]: String(o.min), [MAX]: String(o.max), ...o.annotations } },
         spec: {
           clusterName: 'test', replicas: o.replicas,
           selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': name } },
-          template: { metadata: { labels: { 'cluster.x-k8s.io/deployment-name': name } }, spec: machineSpec(o.template) },
+          template: { metadata: { labels: { ...o.labels, 'cluster.x-k8s.io/deployment-name': name } }, spec: machineSpec(o.template) },
           ...(o.strategy ? { rollout: { strategy: o.strategy } } : {}),
         },
       });
@@ -155,6 +155,36 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       // CAPI annotates the Nodes it owns.
       const node = (await s.nodes()).find((n) => n.metadata?.name === nodeRefOf(machines[0]!))!;
       expect(node.metadata?.annotations).to.include({ 'cluster.x-k8s.io/owner-kind': 'MachineSet', 'cluster.x-k8s.io/cluster-name': 'test' });
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('node labels: a pod selecting a template label CAPI does not copy to Nodes causes no scale-up; one selecting node.cluster.x-k8s.io/* does', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-labels');
+    try {
+      await s.template('small', { capacity: { cpu: '4', memory: '16Gi', pods: '110' } });
+      // Both labels are on the Machines; CAPI puts only the node.cluster.x-k8s.io one on the Nodes.
+      await s.machineDeployment('md', { replicas: 0, min: 0, max: 4, template: 'small', labels: { 'node.cluster.x-k8s.io/size': 'small', 'node.headroom.dev/size': 'small' } });
+      await s.startController();
+      // 3 cpu each on 4-cpu nodes: one node per pod, if both looked schedulable.
+      await s.createPods('synced', 1, '3', { nodeSelector: { 'node.cluster.x-k8s.io/size': 'small' } });
+      await s.createPods('not-synced', 1, '3', { nodeSelector: { 'node.headroom.dev/size': 'small' } });
+      const running = await eventually('the pod selecting the synced label runs', async () => {
+        const p = await kubeRequest<V1Pod>(kc, 'GET', `/api/v1/namespaces/${s.ns}/pods/synced-0`);
+        return p.status?.phase === 'Running' ? p : false;
+      }, { timeoutMs: 120_000, intervalMs: 300 });
+      const node = (await s.nodes()).find((n) => n.metadata?.name === running.spec?.nodeName)!;
+      expect(node.metadata?.labels, 'CAPI copied the node.cluster.x-k8s.io label').to.include({ 'node.cluster.x-k8s.io/size': 'small' });
+      expect(node.metadata?.labels, 'and not the other one').to.not.have.property('node.headroom.dev/size');
+      // Several batch windows later: still the one node, and the other pod still pending.
+      await new Promise((r) => setTimeout(r, 8_000));
+      expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'))).spec?.replicas, 'MachineDeployment replicas').to.equal(1);
+      expect((await s.machines()).length, 'Machines').to.equal(1);
+      const waiting = await kubeRequest<V1Pod>(kc, 'GET', `/api/v1/namespaces/${s.ns}/pods/not-synced-0`);
+      expect(waiting.status?.phase).to.equal('Pending');
+      expect(waiting.spec?.nodeName).to.equal(undefined);
     } finally {
       await s.cleanup();
     }

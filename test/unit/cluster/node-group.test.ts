@@ -39,13 +39,47 @@ describe('node groups', () => {
   });
 
   it('builds a template from annotations: labels layered, zone from the failure domain, os/arch defaults', () => {
-    const v = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}labels`]: 'tier=gold', [`${P}taints`]: 'a=b:NoSchedule' }, { role: 'worker', tier: 'silver', 'cluster.x-k8s.io/deployment-name': 'g' }, { taints: [{ key: 'capi', effect: 'PreferNoSchedule' }] });
+    const v = view(
+      { [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}labels`]: 'tier=gold', [`${P}taints`]: 'a=b:NoSchedule' },
+      { 'node-role.kubernetes.io/worker': '', 'node.cluster.x-k8s.io/tier': 'silver', 'cluster.x-k8s.io/deployment-name': 'g' },
+      { taints: [{ key: 'capi', effect: 'PreferNoSchedule' }] },
+    );
     const t = buildNodeTemplate(v, parseCapacityAnnotations(v));
     expect(t).to.deep.equal({
       allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 },
-      labels: { role: 'worker', tier: 'gold', 'topology.kubernetes.io/zone': 'zone-a', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+      labels: {
+        'node-role.kubernetes.io/worker': '', 'node.cluster.x-k8s.io/tier': 'silver', tier: 'gold',
+        'topology.kubernetes.io/zone': 'zone-a', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
+      },
       taints: [{ key: 'capi', effect: 'PreferNoSchedule' }, { key: 'a', value: 'b', effect: 'NoSchedule' }],
     });
+  });
+
+  it('carries only the template labels CAPI copies to Nodes (v1.14 GetManagedLabels); the labels annotation declares the rest', () => {
+    const templateLabels = {
+      'node-role.kubernetes.io/worker': '',
+      'node-restriction.kubernetes.io/pool': 'a',
+      'team.node-restriction.kubernetes.io/owner': 'b',
+      'node.cluster.x-k8s.io/size': 'small',
+      'gpu.node.cluster.x-k8s.io/model': 'a100',
+      'node.headroom.dev/size': 'small',
+      'xnode.cluster.x-k8s.io/no': 'c',
+      'node-role.kubernetes.io.example.com/no': 'd',
+      role: 'worker',
+      'cluster.x-k8s.io/deployment-name': 'g',
+    };
+    const v = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi' }, templateLabels);
+    const labels = buildNodeTemplate(v, parseCapacityAnnotations(v))!.labels;
+    expect(Object.keys(labels).sort()).to.deep.equal([
+      'gpu.node.cluster.x-k8s.io/model', 'kubernetes.io/arch', 'kubernetes.io/os', 'node-restriction.kubernetes.io/pool',
+      'node-role.kubernetes.io/worker', 'node.cluster.x-k8s.io/size', 'team.node-restriction.kubernetes.io/owner', 'topology.kubernetes.io/zone',
+    ]);
+    // A label the kubelet or the infrastructure sets is declared, as for Cluster Autoscaler.
+    const declared = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}labels`]: 'node.headroom.dev/size=small' }, templateLabels);
+    expect(buildNodeTemplate(declared, parseCapacityAnnotations(declared))!.labels['node.headroom.dev/size']).to.equal('small');
+    // Labels Ready nodes really carry are learned whatever their domain.
+    const learned = { allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 }, labels: { role: 'worker' }, taints: [] };
+    expect(buildNodeTemplate(v, parseCapacityAnnotations(v), learned)!.labels.role).to.equal('worker');
   });
 
   it('an explicit zone label wins over the failure domain', () => {
@@ -63,13 +97,13 @@ describe('node groups', () => {
   });
 
   it('DaemonSet overhead counts only DaemonSets that would run on the template', () => {
-    const v = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}taints`]: 'gpu=true:NoSchedule' }, { accel: 'nvidia' });
+    const v = view({ [`${P}cpu`]: '4', [`${P}memory`]: '16Gi', [`${P}taints`]: 'gpu=true:NoSchedule' }, { 'node.cluster.x-k8s.io/accel': 'nvidia' });
     const template = buildNodeTemplate(v, parseCapacityAnnotations(v))!;
     const pods = [
       ds('everywhere', { tolerations: [{ operator: 'Exists' }] }, '100m'),
       ds('untolerant', {}, '200m'),
-      ds('gpu-only', { nodeSelector: { accel: 'nvidia' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] }, '50m'),
-      ds('amd-only', { nodeSelector: { accel: 'amd' }, tolerations: [{ operator: 'Exists' }] }, '70m'),
+      ds('gpu-only', { nodeSelector: { 'node.cluster.x-k8s.io/accel': 'nvidia' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] }, '50m'),
+      ds('amd-only', { nodeSelector: { 'node.cluster.x-k8s.io/accel': 'amd' }, tolerations: [{ operator: 'Exists' }] }, '70m'),
       ds('affinity', { tolerations: [{ operator: 'Exists' }], affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] }] } } } }, '30m'),
     ].map(daemonSetTemplatePod);
     expect(daemonSetPodsFor(template, pods).map((p) => p.name)).to.deep.equal(['everywhere-template', 'gpu-only-template']);

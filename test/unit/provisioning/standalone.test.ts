@@ -39,6 +39,8 @@ describe('standalone NodePools as snapshot groups', () => {
     const g = snapshot.groups.find((x) => x.name === 'headroom-nodepool-batch')!;
     expect(g).to.deep.include({ kind: 'MachineSet', namespace: 'capi', replicas: 2, minSize: 0, maxSize: 3, nodePool: 'batch', weight: 7, capacityType: 'spot' });
     expect(g.template.allocatable).to.include({ cpu: 8000, memory: 32 * 2 ** 30 });
+    // The Machines carry role, capacity-type and headroom.dev/nodepool; CAPI copies none of them to the Node.
+    expect(g.template.labels).to.not.have.any.keys('role', 'karpenter.sh/capacity-type', 'headroom.dev/nodepool');
     expect(snapshot.nodes.find((n) => n.name === 'n1')!.groupId).to.equal(g.id);
     const inflight = snapshot.nodes.filter((n) => n.inFlight && n.groupId === g.id);
     expect(inflight.map((n) => n.name)).to.deep.equal(['in-flight:capi/m2']);

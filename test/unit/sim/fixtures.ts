@@ -11,6 +11,7 @@ export interface GroupSpec {
   max?: number;
   replicas?: number;
   boot?: string;
+  /** Labels the group's nodes get (its capacity labels annotation). */
   labels?: Record<string, string>;
   taints?: string;
 }
@@ -25,12 +26,15 @@ export function group(g: GroupSpec): Record<string, unknown> {
     'headroom.dev/price': g.price,
   };
   if (g.taints) annotations['capacity.cluster-autoscaler.kubernetes.io/taints'] = g.taints;
+  // Node labels the way a CAPI cluster gets them (the kubelet's --node-labels), declared
+  // as Cluster Autoscaler reads them: CAPI copies no plain template label to Nodes.
+  if (g.labels) annotations['capacity.cluster-autoscaler.kubernetes.io/labels'] = Object.entries(g.labels).map(([k, v]) => `${k}=${v}`).join(',');
   return {
     bootDelay: g.boot ?? '60s',
     object: {
       apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment',
       metadata: { name: g.name, namespace: 'default', annotations },
-      spec: { clusterName: 'sim', replicas: g.replicas ?? 0, template: { metadata: { labels: { pool: g.name, ...g.labels } } } },
+      spec: { clusterName: 'sim', replicas: g.replicas ?? 0, template: { metadata: { labels: { pool: g.name } } } },
     },
   };
 }
