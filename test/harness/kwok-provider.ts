@@ -52,11 +52,13 @@
  * annotations CAPI itself syncs to Nodes (node-role.kubernetes.io/*,
  * node.cluster.x-k8s.io/*, cluster.x-k8s.io/machine ...) come from CAPI, not from here.
  */
-import { randomBytes } from 'node:crypto';
 import type { KubeConfig, V1Node, V1Taint } from '@kubernetes/client-node';
 import { ARCH_LABEL, HOSTNAME_LABEL, OS_LABEL, ZONE_LABEL } from '../../src/api/capacity-annotations.js';
 import { CAPI_GROUP, CLUSTER_NAME_LABEL } from '../../src/api/capi.js';
 import { KubeRequestError, kubeRequest } from './kube-request.js';
+import { createNode, deleteNode, randomSuffix } from './kwok-nodes.js';
+import { canonical, condition, patchStatusIfChanged } from './object-status.js';
+import { ReconcileLoop } from './reconcile-loop.js';
 
 export const KWOK_INFRA_GROUP = 'infrastructure.kwok.headroom.dev';
 export const KWOK_CONTROLPLANE_GROUP = 'controlplane.kwok.headroom.dev';
@@ -140,11 +142,9 @@ export function templateStatus(shape: MachineShape): { capacity: Record<string, 
   };
 }
 
-export class KwokProvider {
-  private readonly kc: KubeConfig;
+export class KwokProvider extends ReconcileLoop {
   private readonly ns: string | undefined;
   private readonly bootDelayMs: number;
-  private readonly intervalMs: number;
   private readonly workloadKubeconfig: string;
   private readonly now: () => number;
   /** KwokMachine uid -> when it became bootable (owner Machine with bootstrap data). */
@@ -152,20 +152,11 @@ export class KwokProvider {
   /** KwokMachinePool uid -> due times of instances not yet booted. */
   private readonly pendingPool = new Map<string, number[]>();
   private readonly outcomes = new Map<string, KwokOutcome>();
-  private readonly reportedErrors = new Set<string>();
-  private loop: Promise<void> | undefined;
-  private stopping = false;
-  private busy: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
-  /** The last error a pass hit (each distinct one is also printed once). */
-  lastError: Error | undefined;
 
   private constructor(opts: KwokProviderOptions) {
-    this.kc = opts.kubeConfig;
+    super(opts.kubeConfig, 'kwok-provider', opts.intervalMs ?? 200);
     this.ns = opts.namespace;
     this.bootDelayMs = opts.bootDelayMs ?? 1000;
-    this.intervalMs = opts.intervalMs ?? 200;
     this.workloadKubeconfig = opts.workloadKubeconfig ?? opts.kubeConfig.exportConfig();
     this.now = opts.now ?? Date.now;
   }
@@ -173,21 +164,8 @@ export class KwokProvider {
   /** Starts the loop (the first pass has completed when this resolves). */
   static async start(opts: KwokProviderOptions): Promise<KwokProvider> {
     const p = new KwokProvider(opts);
-    await p.reconcileOnce();
-    p.loop = p.run();
+    await p.startLoop();
     return p;
-  }
-
-  /** Stops the loop; unless `keepNodes`, deletes the Nodes of this provider's scope. */
-  async stop(opts: { keepNodes?: boolean } = {}): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.wake?.();
-    await this.loop;
-    await this.busy;
-    if (opts.keepNodes) return;
-    const nodes = await this.listNodes();
-    await Promise.all(nodes.map((n) => this.deleteNode(n.metadata!.name!)));
   }
 
   /** The KwokMachine `name` (in this provider's namespace) fails instead of booting. */
@@ -198,13 +176,6 @@ export class KwokProvider {
   /** The KwokMachine `name` never boots. */
   neverBoot(name: string): void {
     this.outcomes.set(name, 'NeverBoot');
-  }
-
-  /** One full pass, serialized with the loop. */
-  reconcileOnce(): Promise<void> {
-    const next = this.busy.then(() => this.reconcile());
-    this.busy = next.catch(() => undefined);
-    return next;
   }
 
   /**
@@ -231,29 +202,9 @@ export class KwokProvider {
     });
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        this.timer = setTimeout(resolve, this.intervalMs);
-      });
-      if (this.stopping) break;
-      await this.reconcileOnce().catch((err: unknown) => this.report(err));
-    }
-  }
-
-  private report(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    this.lastError = e;
-    if (!this.reportedErrors.has(e.message)) {
-      this.reportedErrors.add(e.message);
-      console.error(`[kwok-provider] ${e.message}`);
-    }
-  }
-
   // ---- one pass ------------------------------------------------------------------
 
-  private async reconcile(): Promise<void> {
+  protected async reconcile(): Promise<void> {
     const [clusters, controlPlanes, configs, templates, kwokMachines, pools, machines, machinePools, nodes] = await Promise.all([
       this.list(KWOK_INFRA_GROUP, 'kwokclusters'),
       this.list(KWOK_CONTROLPLANE_GROUP, 'kwokcontrolplanes'),
@@ -336,7 +287,7 @@ export class KwokProvider {
     const name = m.metadata.name;
     if (m.metadata.deletionTimestamp) {
       // "Terminate the instance": the Node goes with it.
-      if (nodeByName.has(name)) await this.deleteNode(name);
+      if (nodeByName.has(name)) await deleteNode(this.kc, name);
       if (m.metadata.finalizers?.includes(MACHINE_FINALIZER)) {
         await this.patch(m, { metadata: { finalizers: m.metadata.finalizers.filter((f) => f !== MACHINE_FINALIZER) } });
       }
@@ -425,7 +376,7 @@ export class KwokProvider {
 
   // ---- Nodes -------------------------------------------------------------------
 
-  private async createNode(name: string, namespace: string, owner: string, shape: MachineShape, zone: string | undefined, instanceType: string | undefined): Promise<V1Node> {
+  private createNode(name: string, namespace: string, owner: string, shape: MachineShape, zone: string | undefined, instanceType: string | undefined): Promise<V1Node> {
     const capacity = { ...DEFAULT_CAPACITY, ...shape.capacity };
     const labels: Record<string, string> = {
       ...shape.nodeLabels,
@@ -446,25 +397,11 @@ export class KwokProvider {
       spec: { providerID: `kwok://${name}`, ...(shape.nodeTaints?.length ? { taints: shape.nodeTaints } : {}) },
       status: { capacity, allocatable: capacity },
     };
-    try {
-      return await kubeRequest<V1Node>(this.kc, 'POST', '/api/v1/nodes', body);
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.code === 409) return kubeRequest<V1Node>(this.kc, 'GET', `/api/v1/nodes/${name}`);
-      throw err;
-    }
+    return createNode(this.kc, body);
   }
 
-  private async deleteNode(name: string): Promise<void> {
-    try {
-      await kubeRequest(this.kc, 'DELETE', `/api/v1/nodes/${name}`);
-    } catch (err) {
-      if (!(err instanceof KubeRequestError && err.code === 404)) throw err;
-    }
-  }
-
-  private async listNodes(): Promise<V1Node[]> {
-    const selector = kwokNodeSelector(this.ns ? { namespace: this.ns } : {});
-    return (await kubeRequest<List<V1Node>>(this.kc, 'GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(selector)}`)).items;
+  protected nodeSelector(): string {
+    return kwokNodeSelector(this.ns ? { namespace: this.ns } : {});
   }
 
   // ---- objects -------------------------------------------------------------------
@@ -502,14 +439,8 @@ export class KwokProvider {
     }
   }
 
-  private async patchStatusIfChanged(o: Obj, status: Record<string, unknown>): Promise<void> {
-    const current = (o.status ?? {}) as Record<string, unknown>;
-    if (!Object.entries(status).some(([k, v]) => canonical(current[k]) !== canonical(v))) return;
-    try {
-      await kubeRequest(this.kc, 'PATCH', `${this.objectPath(o)}/status`, { status });
-    } catch (err) {
-      if (!(err instanceof KubeRequestError && err.code === 404)) throw err;
-    }
+  private patchStatusIfChanged(o: Obj, status: Record<string, unknown>): Promise<void> {
+    return patchStatusIfChanged(this.kc, this.objectPath(o), o, status);
   }
 }
 
@@ -524,25 +455,4 @@ function leastUsed(domains: string[], instances: PoolInstance[]): string | undef
   if (domains.length === 0) return undefined;
   const used = (d: string) => instances.filter((i) => i.zone === d).length;
   return [...domains].sort((a, b) => used(a) - used(b) || a.localeCompare(b))[0];
-}
-
-/** A metav1.Condition, keeping lastTransitionTime while the status holds. */
-function condition(o: Obj, type: string, ok: boolean, reason: string, message: string, nowMs: number): object {
-  const status = ok ? 'True' : 'False';
-  const prev = ((o.status?.conditions ?? []) as Array<{ type: string; status: string; lastTransitionTime?: string }>).find((c) => c.type === type);
-  const lastTransitionTime = prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-  return { type, status, reason, message, lastTransitionTime, observedGeneration: o.metadata.generation };
-}
-
-/** JSON with object keys sorted: the apiserver returns fields in its own order. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) =>
-    val && typeof val === 'object' && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)))
-      : val);
-}
-
-function randomSuffix(): string {
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  return [...randomBytes(5)].map((b) => alphabet[b % alphabet.length]).join('');
 }

@@ -41,7 +41,7 @@
  * the capacity annotations of the node group (or of a standalone Machine), defaulting
  * to `defaultCapacity` (cpu 4, memory 16Gi, pods 110) for what they do not declare.
  */
-import { randomBytes, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { KubeConfig, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import {
   ARCH_LABEL, HOSTNAME_LABEL, MIN_SIZE_ANNOTATION, OS_LABEL, ZONE_LABEL, parseCapacityAnnotations,
@@ -52,6 +52,9 @@ import {
   PAUSED_ANNOTATION, SET_NAME_LABEL, type NodeGroupView,
 } from '../../src/api/capi.js';
 import { KubeRequestError, kubeRequest } from './kube-request.js';
+import { createNode, deleteNode, randomSuffix } from './kwok-nodes.js';
+import { canonical, condition, patchStatusIfChanged } from './object-status.js';
+import { ReconcileLoop } from './reconcile-loop.js';
 import { isNodeReady } from './wait.js';
 import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
 
@@ -109,11 +112,9 @@ interface GroupRef {
 
 const DEFAULT_CAPACITY = { cpu: '4', memory: '16Gi', pods: '110' };
 
-export class MachineFixture {
-  private readonly kc: KubeConfig;
+export class MachineFixture extends ReconcileLoop {
   private readonly ns: string | undefined;
   private readonly bootDelayMs: number;
-  private readonly intervalMs: number;
   private readonly drainTimeoutMs: number;
   private readonly defaultCapacity: Readonly<Record<string, string>>;
   private readonly now: () => number;
@@ -124,21 +125,12 @@ export class MachineFixture {
   private readonly pendingPool = new Map<string, number[]>();
   /** Node name -> when draining started. */
   private readonly draining = new Map<string, number>();
-  private readonly reportedErrors = new Set<string>();
-  private loop: Promise<void> | undefined;
-  private stopping = false;
-  private busy: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
-  /** The last error a reconcile pass hit (each distinct one is also printed once). */
-  lastError: Error | undefined;
 
   private constructor(opts: MachineFixtureOptions) {
-    this.kc = opts.kubeConfig;
+    super(opts.kubeConfig, 'machine-fixture', opts.intervalMs ?? 200);
     this.ns = opts.namespace;
     this.bootDelayMs = opts.bootDelayMs ?? 1000;
     this.machineOutcome = opts.machineOutcome ?? (() => 'boot');
-    this.intervalMs = opts.intervalMs ?? 200;
     this.drainTimeoutMs = opts.drainTimeoutMs ?? 30_000;
     this.defaultCapacity = opts.defaultCapacity ?? DEFAULT_CAPACITY;
     this.now = opts.now ?? Date.now;
@@ -147,56 +139,13 @@ export class MachineFixture {
   /** Starts the reconcile loop (the first pass has completed when this resolves). */
   static async start(opts: MachineFixtureOptions): Promise<MachineFixture> {
     const f = new MachineFixture(opts);
-    await f.reconcileOnce();
-    f.loop = f.run();
+    await f.startLoop();
     return f;
-  }
-
-  /**
-   * Stops the loop; then, unless `keepNodes`, drains and deletes every Node this
-   * fixture's scope owns, so later tests on the shared cluster do not see them.
-   */
-  async stop(opts: { keepNodes?: boolean } = {}): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.wake?.();
-    await this.loop;
-    await this.busy;
-    if (opts.keepNodes) return;
-    const nodes = await this.listNodes();
-    await Promise.all(nodes.map((n) => this.deleteNode(n.metadata!.name!)));
-  }
-
-  /** One full pass, serialized with the background loop. For deterministic tests. */
-  reconcileOnce(): Promise<void> {
-    const next = this.busy.then(() => this.reconcile());
-    this.busy = next.catch(() => undefined);
-    return next;
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        this.timer = setTimeout(resolve, this.intervalMs);
-      });
-      if (this.stopping) break;
-      await this.reconcileOnce().catch((err: unknown) => this.report(err));
-    }
-  }
-
-  private report(err: unknown): void {
-    const e = err instanceof Error ? err : new Error(String(err));
-    this.lastError = e;
-    if (!this.reportedErrors.has(e.message)) {
-      this.reportedErrors.add(e.message);
-      console.error(`[machine-fixture] ${e.message}`);
-    }
   }
 
   // ---- one pass ------------------------------------------------------------------
 
-  private async reconcile(): Promise<void> {
+  protected async reconcile(): Promise<void> {
     const [mds, mss, mps, machines, nodes] = await Promise.all([
       this.listCapi('machinedeployments'),
       this.listCapi('machinesets'),
@@ -323,7 +272,7 @@ export class MachineFixture {
       return; // the patch bumped metadata.generation: status (observedGeneration) next pass
     }
     const ready = isNodeReady(node);
-    const conditions = ['Ready', 'Available'].map((type) => condition(m, type, ready, ready ? 'NodeReady' : 'NodeNotReady', this.now()));
+    const conditions = ['Ready', 'Available'].map((type) => condition(m, type, ready, ready ? 'NodeReady' : 'NodeNotReady', '', this.now()));
     const failureDomain = (m.spec as { failureDomain?: string } | undefined)?.failureDomain;
     await this.patchStatusIfChanged(m, {
       phase: 'Running',
@@ -436,7 +385,7 @@ export class MachineFixture {
     }
     const terminating = pods.some((p) => p.metadata?.deletionTimestamp && !p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
     if ((blocked || evictable.length > 0 || terminating) && !force) return false;
-    await this.deleteNode(name);
+    await deleteNode(this.kc, name);
     return true;
   }
 
@@ -531,12 +480,7 @@ export class MachineFixture {
       spec: { providerID: `kwok://${name}`, ...(taints.length > 0 ? { taints } : {}) },
       status: { capacity: shape.capacity, allocatable: shape.capacity },
     };
-    try {
-      return await kubeRequest<V1Node>(this.kc, 'POST', '/api/v1/nodes', body);
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.code === 409) return kubeRequest<V1Node>(this.kc, 'GET', `/api/v1/nodes/${name}`);
-      throw err;
-    }
+    return createNode(this.kc, body);
   }
 
   private nodeShape(obj: Obj): { capacity: Record<string, string>; labels: Record<string, string>; taints: V1Taint[] } {
@@ -555,17 +499,8 @@ export class MachineFixture {
     }
   }
 
-  private async deleteNode(name: string): Promise<void> {
-    try {
-      await kubeRequest(this.kc, 'DELETE', `/api/v1/nodes/${name}`);
-    } catch (err) {
-      if (!(err instanceof KubeRequestError && err.code === 404)) throw err;
-    }
-  }
-
-  private async listNodes(): Promise<V1Node[]> {
-    const selector = fixtureNodeSelector(this.ns ? { namespace: this.ns } : {});
-    return (await kubeRequest<List<V1Node>>(this.kc, 'GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(selector)}`)).items;
+  protected nodeSelector(): string {
+    return fixtureNodeSelector(this.ns ? { namespace: this.ns } : {});
   }
 
   // ---- CAPI objects --------------------------------------------------------------
@@ -594,15 +529,8 @@ export class MachineFixture {
     await kubeRequest(this.kc, 'PATCH', this.objectPath(o), body);
   }
 
-  private async patchStatusIfChanged(o: Obj, status: Record<string, unknown>): Promise<void> {
-    const current = (o.status ?? {}) as Record<string, unknown>;
-    const changed = Object.entries(status).some(([k, v]) => canonical(current[k]) !== canonical(v));
-    if (!changed) return;
-    try {
-      await kubeRequest(this.kc, 'PATCH', `${this.objectPath(o)}/status`, { status });
-    } catch (err) {
-      if (!(err instanceof KubeRequestError && err.code === 404)) throw err;
-    }
+  private patchStatusIfChanged(o: Obj, status: Record<string, unknown>): Promise<void> {
+    return patchStatusIfChanged(this.kc, this.objectPath(o), o, status);
   }
 
   private async deleteObject(plural: string, o: Obj): Promise<void> {
@@ -671,25 +599,4 @@ function leastUsedDomain(domains: string[], members: V1Node[]): string | undefin
   if (domains.length === 0) return undefined;
   const used = (d: string) => members.filter((n) => n.metadata?.labels?.[ZONE_LABEL] === d).length;
   return [...domains].sort((a, b) => used(a) - used(b) || a.localeCompare(b))[0];
-}
-
-/** A metav1.Condition, keeping lastTransitionTime when the status did not change. */
-function condition(o: Obj, type: string, ok: boolean, reason: string, nowMs: number): object {
-  const status = ok ? 'True' : 'False';
-  const prev = ((o.status?.conditions ?? []) as Array<{ type: string; status: string; lastTransitionTime?: string }>).find((c) => c.type === type);
-  const lastTransitionTime = prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-  return { type, status, reason, message: '', lastTransitionTime, observedGeneration: o.metadata.generation };
-}
-
-/** JSON with object keys sorted: the apiserver returns CR fields in its own order. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) =>
-    val && typeof val === 'object' && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)))
-      : val);
-}
-
-function randomSuffix(): string {
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  return [...randomBytes(5)].map((b) => alphabet[b % alphabet.length]).join('');
 }
