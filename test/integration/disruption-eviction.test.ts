@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
-import { DISRUPTION_TAINT_KEY } from '../../src/api/disruption-taint.js';
 import { Controller } from '../../src/controller/controller.js';
 import { KubeDisruptionNodes } from '../../src/controller/kube-disruption-nodes.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
