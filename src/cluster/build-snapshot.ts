@@ -6,6 +6,7 @@ import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABE
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { LogSubject } from '../api/log.js';
 import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import { nodeSyncedLabels } from '../api/capi-node-labels.js';
 import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
   type InfrastructureTemplateCapacity,
@@ -254,7 +255,9 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
     const machine = map.machineOfNode.get(name);
     const sn: SnapshotNode = {
       name,
-      labels: node.metadata?.labels ?? {},
+      // CAPI keeps its Machine's node labels on the Node (re-applied on every reconcile);
+      // a new Node has them a moment after it appears, so count them from the start.
+      labels: machine ? { ...node.metadata?.labels, ...nodeSyncedLabels(machine.labels) } : node.metadata?.labels ?? {},
       taints,
       allocatable,
       pods: podsByNode.get(name) ?? [],

@@ -163,6 +163,27 @@ spec: {clusterName: c, failureDomain: b}
     expect(s.groups[0]!.template.labels).to.not.have.property('topology.kubernetes.io/zone'); // two failure domains
   });
 
+  it('a new Node has the labels CAPI will copy from its Machine before CAPI has copied them (no second scale-up meanwhile)', () => {
+    const s = buildSnapshot(loadObjects(`apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata: {name: md, namespace: ns, annotations: {${MAX}: "9", capacity.cluster-autoscaler.kubernetes.io/cpu: "2", capacity.cluster-autoscaler.kubernetes.io/memory: 4Gi}}
+spec: {clusterName: c, replicas: 1, template: {metadata: {labels: {node.cluster.x-k8s.io/size: s, app.example/tier: a}}, spec: {}}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {name: m, namespace: ns, labels: {cluster.x-k8s.io/deployment-name: md, node.cluster.x-k8s.io/size: s, app.example/tier: a}}
+spec: {clusterName: c}
+status: {nodeRef: {name: n}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n, labels: {kubernetes.io/hostname: n}}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+`));
+    const n = s.nodes.find((x) => x.name === 'n')!;
+    expect(n.labels).to.deep.equal({ 'kubernetes.io/hostname': 'n', 'node.cluster.x-k8s.io/size': 's' });
+  });
+
   it('a node whose Machine is being deleted does not count as a replica (its replacement is in flight)', () => {
     const s = buildSnapshot(loadObjects(`apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineDeployment
