@@ -286,7 +286,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     }
   });
 
-  it('standalone Machines Headroom creates from a NodePool pass CAPI\'s webhooks and get Nodes; CAPI\'s validation rejects a bad one', async function () {
+  it('standalone Machines Headroom creates from a NodePool pass CAPI\'s webhooks and get Nodes; CAPI\'s validation rejects a bad one; emptied, they are deleted', async function () {
     this.timeout(240_000);
     const s = await scenario('capi-sa');
     const poolName = `${s.ns}-pool`;
@@ -299,6 +299,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
         apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
         spec: {
           limits: { nodes: 3 },
+          disruption: { consolidateAfter: '3s', budgets: [{ nodes: '100%' }] },
           machineTemplate: {
             namespace: s.ns, clusterName: 'test', version: 'v1.36.0',
             bootstrapConfigTemplateRef: { apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', name: 'tpl' },
@@ -314,7 +315,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       }).then(() => undefined, (err: unknown) => err);
       expect(bad).to.be.instanceOf(KubeRequestError);
       expect((bad as KubeRequestError).message).to.match(/admission webhook "validation\.machine\.cluster\.x-k8s\.io" denied/);
-      await s.startController();
+      await s.startController({ disruption: { intervalMs: 1000, settleMs: 200 } });
       // 4 pods x 900m: two per 2-cpu node -> 2 standalone Machines.
       await s.createPods('sa', 4, '900m');
       await s.allRunning(4);
@@ -325,6 +326,10 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
         expect((m.spec?.bootstrap as { dataSecretName?: string }).dataSecretName).to.equal(m.metadata?.name);
         expect(m.spec?.version).to.equal('v1.36.0');
       }
+      // Emptied, each standalone Machine is deleted (no group to decrement) after consolidateAfter.
+      await Promise.all([0, 1, 2, 3].map((i) => kubeRequest(kc, 'DELETE', `/api/v1/namespaces/${s.ns}/pods/sa-${i}?gracePeriodSeconds=0`).catch(() => {})));
+      await eventually('the standalone Machines deleted', async () => (await s.machines()).every((m) => m.metadata?.deletionTimestamp), { timeoutMs: 60_000, intervalMs: 500 });
+      await eventually('and gone (CAPI finished their deletion)', async () => (await s.machines()).length === 0, { timeoutMs: 60_000, intervalMs: 500 });
     } finally {
       await kubeRequest(kc, 'DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
       await s.cleanup();
