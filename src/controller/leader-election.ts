@@ -54,6 +54,8 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private observed: { key: string; at: number } | undefined;
+  /** When the lease another holder has expires, by our clock (undefined when none). */
+  private observedExpiry: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private term: AbortController | undefined;
   /** When the current term ends unless a renew succeeds first. */
@@ -99,7 +101,10 @@ export class LeaderElector {
   private schedule(): void {
     if (this.stopped) return;
     // Jittered like client-go's wait.JitterUntil, so candidates do not collide.
-    const delay = this.leading ? this.retryMs : this.retryMs * (1 + Math.random() * 0.2);
+    let delay = this.leading ? this.retryMs : this.retryMs * (1 + Math.random() * 0.2);
+    // A candidate also wakes the moment the holder's lease it observed expires, not up
+    // to a retry period later: failover is leaseDuration after the last observed renew.
+    if (!this.leading && this.observedExpiry !== undefined) delay = Math.min(delay, Math.max(0, this.observedExpiry - Date.now()) + 1);
     this.timer = setTimeout(() => {
       this.loop = this.tick();
     }, delay);
@@ -178,6 +183,7 @@ export class LeaderElector {
     const holder = spec.holderIdentity ?? '';
     const iHold = holder === this.o.identity;
     const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.leaseMs / 1000)) * 1000;
+    this.observedExpiry = !iHold && holder !== '' ? this.observed.at + durationMs : undefined;
     if (!iHold && holder !== '' && this.observed.at + durationMs > nowMs) return false;
     const next: LeaseSpec = iHold
       ? { ...spec, renewTime: now, leaseDurationSeconds: mine.leaseDurationSeconds }

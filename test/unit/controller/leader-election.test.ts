@@ -91,6 +91,24 @@ describe('LeaderElector under faults', () => {
     }
   });
 
+  it('a candidate takes a dead holder\'s lease when it expires, not up to a retry period later (issue 17 failover)', async () => {
+    const api = new LeaseApi();
+    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    api.lease = { metadata: { name: 'lease', namespace: 'ns', resourceVersion: '1' }, spec: { holderIdentity: 'dead', leaseDurationSeconds: 1, acquireTime: now, renewTime: now } };
+    let startedAt = 0;
+    // Polls every 700-840 ms: without waking at the expiry it would take over at the second poll (~1.4-1.7 s).
+    const e = new LeaderElector({
+      client: api.client(), namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 700,
+      onStartedLeading: () => { startedAt = Date.now(); },
+      onStoppedLeading: () => undefined,
+    });
+    const t0 = Date.now();
+    e.start();
+    expect(await until(() => startedAt > 0, 3000)).to.equal(true);
+    await e.stop();
+    expect(startedAt - t0).to.be.within(1000, 1250);
+  });
+
   it('aborts the term when another holder takes the lease', async () => {
     const api = new LeaseApi();
     const events: string[] = [];
