@@ -9,7 +9,7 @@ import { type Trace, TraceError } from '../sim/trace.js';
 import { parseTrace } from '../sim/trace-parse.js';
 import { type Command, CliError, UsageError } from './command.js';
 
-const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic] [--seed N] [--out DIR] [--json]
+const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic] [--seed N] [--no-prediction] [--out DIR] [--json]
 
 Replays a workload trace through a simulated Cluster API cluster, once per policy,
 and compares time-to-capacity and cost.
@@ -18,6 +18,9 @@ Options:
   --trace T     a trace YAML file, or builtin:${BUILTIN_TRACES.join('|builtin:')}, or builtin:all (the suite)
   --policy P    comma-separated policies (default: ${POLICY_NAMES.join(',')})
   --seed N      random seed (default 1); the same seed gives the same result
+  --no-prediction
+                run headroom without prediction, to measure its provisioning and
+                consolidation on their own against reactive and periodic
   --out DIR     write DIR/report.html (charts + summary; self-contained)
   --json        print the JSON summary instead of the table (an array for builtin:all)`;
 
@@ -85,6 +88,7 @@ export const simulateCommand: Command = {
     seed: { type: 'string' },
     out: { type: 'string' },
     json: { type: 'boolean' },
+    'no-prediction': { type: 'boolean' },
   },
   async run(values) {
     const spec = values.trace as string | undefined;
@@ -97,7 +101,7 @@ export const simulateCommand: Command = {
     let results: TraceResult[];
     try {
       // Every trace x policy is an independent job: run them on all cores.
-      results = await runParallel(traces, { seed, policies, onProgress: (f, label) => bar.update(f, label) });
+      results = await runParallel(traces, { seed, policies, prediction: values['no-prediction'] !== true, onProgress: (f, label) => bar.update(f, label) });
     } catch (err) {
       bar.done();
       throw new CliError(`simulation failed: ${(err as Error).message.split('\n')[0]}`);

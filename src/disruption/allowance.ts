@@ -96,6 +96,17 @@ export class DisruptionAllowance {
     }
   }
 
+  /** An independent copy, for trying a set of nodes before taking it. */
+  clone(): DisruptionAllowance {
+    const c = Object.create(DisruptionAllowance.prototype) as DisruptionAllowance;
+    Object.assign(c, this, {
+      scopes: new Map([...this.scopes].map(([k, v]) => [k, { ...v }])),
+      aboveMin: new Map(this.aboveMin),
+      pdbs: this.pdbs?.clone(),
+    });
+    return c;
+  }
+
   /** Whether one more node of `group` may go for `reason`, evicting `moved`; if so, counts it. */
   take(group: NodeGroup, reason: DisruptionReason, moved: readonly SchedulingPod[] = []): boolean {
     const why = this.blocked(group, reason, moved);

@@ -9,14 +9,20 @@ import type { ClusterStateSource } from '../cluster/state.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from './allowance.js';
+import { decideConsolidation, type ConsolidationOptions } from './consolidation.js';
+import type { CandidateSetFilter } from './consolidation-candidates.js';
 import { EmptyTracker } from './empty-tracker.js';
 import { decideEmptiness } from './emptiness.js';
 import { decideExpiry, type SolveSnapshot } from './expiry.js';
 import { DEFAULT_DRAIN } from './orchestration/drain.js';
 import { executeRemovals } from './orchestration/execute.js';
 import type { DisruptionNodePort } from './orchestration/node-port.js';
+import { Replacements } from './orchestration/replace.js';
+import { BALANCED_MIN_SCORE } from './score.js';
+import { SettledTracker } from './settled-tracker.js';
+import { evaluateRemoval } from './what-if.js';
 import type { Removal, Skip } from './removal.js';
-import { expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
+import { consolidationConfigured, expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
 import { scaleDownOptionsByGroup } from './autoscaling-options.js';
 import { PdbAllowance } from './pdb.js';
 import { nodeBlocker, podBlocker } from './validation.js';
@@ -69,6 +75,22 @@ export interface DisruptorOptions {
    * evict): timeout, poll and back-off. false leaves the pods to CAPI's drain. Default DEFAULT_DRAIN.
    */
   drain?: Partial<typeof DEFAULT_DRAIN> | false;
+  /**
+   * Underutilisation consolidation of groups whose policy is WhenEmptyOrUnderutilized
+   * (docs/adr/0082-consolidation.md); false turns it off. Default: score >= BALANCED_MIN_SCORE.
+   */
+  consolidation?: ConsolidationOptions | false;
+  /** consolidationPolicy of groups that belong to no NodePool. Default WhenEmpty. */
+  defaultConsolidationPolicy?: NodePoolDisruption['consolidationPolicy'];
+  /** A cheaper replacement not Ready after this long is given up (its old nodes kept). Default 15 min. */
+  replaceTimeoutMs?: number;
+  /**
+   * No underutilisation consolidation while capacity is being added, nor for this long
+   * after the last added node became Ready: capacity just needed is not taken away
+   * again at once (the role of Cluster Autoscaler's scale-down-delay-after-add and of
+   * the HPA's scale-down stabilization window). Default 5 min; 0 turns it off.
+   */
+  consolidationDelayAfterAddMs?: number;
 }
 
 export interface DisruptorDeps {
@@ -83,6 +105,8 @@ export interface DisruptorDeps {
   onPass?: (report: DisruptionReport) => void;
   /** Extra readiness gate, e.g. "every informer is fresh". */
   ready?: () => boolean;
+  /** Safety checks over a whole consolidation set (PodDisruptionBudgets), built per pass from the objects. */
+  admissible?: (objects: ClusterObjects) => CandidateSetFilter | undefined;
 }
 
 export interface DisruptionReport {
@@ -104,6 +128,12 @@ function sameElements(a: readonly unknown[], b: readonly unknown[]): boolean {
 export class Disruptor {
   private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods' | 'drain'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
   private readonly drain: typeof DEFAULT_DRAIN | undefined;
+  private readonly settled = new SettledTracker();
+  private readonly replacements: Replacements;
+  /** When capacity was last seen being added (a node in flight). */
+  private lastAddingAt = -Infinity;
+  /** The nodes list on which consolidation last found nothing to do, and when. */
+  private idleConsolidation: { nodes: readonly unknown[]; at: number } | undefined;
   /** Node -> when we asked for its removal, and why (until the node is gone). */
   private readonly removing = new Map<string, { at: number; reason: string }>();
   /** Node -> when the actuator declined to remove it (dry run, min size on fresh state): not retried for a while. */
@@ -127,10 +157,14 @@ export class Disruptor {
   constructor(private readonly deps: DisruptorDeps, options: DisruptorOptions = {}) {
     this.opts = {
       intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
-      removalTimeoutMs: 600_000, settleMs: 2000, ...options,
+      removalTimeoutMs: 600_000, settleMs: 2000, consolidation: { minScore: BALANCED_MIN_SCORE },
+      defaultConsolidationPolicy: DEFAULT_DISRUPTION.consolidationPolicy, replaceTimeoutMs: 900_000, consolidationDelayAfterAddMs: 300_000, ...options,
     };
     this.drain = options.drain === false ? undefined : { ...DEFAULT_DRAIN, ...options.drain };
-    this.poolless = { ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs };
+    this.poolless = {
+      ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs, consolidationPolicy: this.opts.defaultConsolidationPolicy,
+    };
+    this.replacements = new Replacements({ actuator: deps.actuator, nodes: deps.nodes, log: (m) => this.log(m) }, this.opts.replaceTimeoutMs);
   }
 
   start(): void {
@@ -157,12 +191,14 @@ export class Disruptor {
     this.cancelObserve?.();
     this.cancelObserve = undefined;
     await this.passing;
+    await this.replacements.abandon();
   }
 
   /** Nodes Headroom is removing, with the reason (for the extender filter and status). */
   disrupting(): ReadonlyMap<string, string> {
     const out = new Map([...this.removing].map(([n, r]) => [n, r.reason]));
     for (const n of this.tainting) if (!out.has(n)) out.set(n, 'tainted for removal, being re-checked');
+    for (const n of this.replacements.oldNodes()) if (!out.has(n)) out.set(n, 'Underutilized: waiting for its cheaper replacement');
     return out;
   }
 
@@ -199,6 +235,7 @@ export class Disruptor {
     const objects = this.deps.state.objects();
     const now = this.deps.clock.now();
     const present = this.empty.observe(objects.nodes, objects.pods as V1Pod[], now);
+    this.settled.observe(objects.nodes, objects.pods as V1Pod[], now);
     for (const [name, r] of this.removing) {
       if (!present.has(name) || now - r.at > this.opts.removalTimeoutMs) this.removing.delete(name);
     }
@@ -212,12 +249,31 @@ export class Disruptor {
     return this.opts.maxExpiredPerPass > 0 && expiryConfigured(settings.all);
   }
 
+  private consolidationOn(settings: PassSettings): boolean {
+    return this.opts.consolidation !== false && consolidationConfigured(settings.all);
+  }
+
+  /**
+   * Consolidation may find something: it is on, and since it last found nothing the
+   * nodes changed, or some node's pods have been unchanged for consolidateAfter (a
+   * node whose pods change is no candidate until then; that is also when the room
+   * its pods freed is looked at).
+   */
+  private consolidationDue(settings: PassSettings, objects: ClusterObjects, now: number): boolean {
+    if (!this.consolidationOn(settings)) return false;
+    const idle = this.idleConsolidation;
+    if (!idle || idle.nodes !== objects.nodes) return true;
+    const after = shortestConsolidateAfter(settings.all.filter((d) => d.consolidationPolicy === 'WhenEmptyOrUnderutilized'));
+    for (const since of this.settled.settledSince().values()) if (since + after > idle.at && since + after <= now) return true;
+    return false;
+  }
+
   /**
    * False only when no decision of this pass can remove a node: expiry is off (or no
    * pool sets expireAfter) and no node has been empty for the shortest consolidateAfter.
    */
-  private mayRemove(settings: PassSettings, now: number): boolean {
-    if (this.expiryOn(settings)) return true;
+  private mayRemove(settings: PassSettings, now: number, objects: ClusterObjects): boolean {
+    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now)) return true;
     const after = shortestConsolidateAfter(settings.all);
     for (const since of this.empty.emptySince().values()) if (now - since >= after) return true;
     return false;
@@ -228,7 +284,7 @@ export class Disruptor {
    * a paused group or Cluster, already being removed, or where pending pods will land.
    */
   private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean, expiryOn: boolean): Promise<Set<string>> {
-    const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys()]);
+    const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys(), ...this.replacements.keep(snapshot)]);
     for (const n of objects.nodes) if (nodeBlocker(n)) keep.add(n.metadata!.name!);
     const paused = pausedGroups(objects);
     if (paused.size > 0) for (const n of snapshot.nodes) if (n.groupId && paused.has(n.groupId)) keep.add(n.name);
@@ -269,7 +325,7 @@ export class Disruptor {
     // The settings are the last snapshot's while the NodePools are the same objects.
     const last = this.lastSettings;
     const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last.settings : undefined;
-    if (orphans.length === 0 && known && !this.mayRemove(known, now)) return done();
+    if (orphans.length === 0 && known && !this.mayRemove(known, now, objects) && !this.replacements.oldNodes().size) return done();
     // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
     const predicted = this.opts.extraPendingPods?.(objects);
     // Standalone Machines (NodePools with a machineTemplate) are groups too: removed by a delete.
@@ -306,6 +362,27 @@ export class Disruptor {
       removals.push(...expired.remove);
       report.kept.push(...expired.skipped);
     }
+    removals.push(...await this.replaced(snapshot, now, report));
+    // In-flight replacements of our own do not count: they are capacity we are swapping, not adding.
+    const replacing = this.replacements.oldNodes().size > 0;
+    if (!replacing && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
+    const settledCapacity = now - this.lastAddingAt >= this.opts.consolidationDelayAfterAddMs;
+    // One consolidation at a time, as Karpenter: not while other removals of ours are under way.
+    if (removals.length === 0 && settledCapacity && this.removing.size === 0 && !replacing && this.opts.consolidation && this.consolidationDue(settings, objects, now)) {
+      const admissible = this.deps.admissible?.(objects);
+      const consolidated = await decideConsolidation({
+        snapshot, settingsOf, settledSince: this.settled.settledSince(), now, allowance, solve: this.deps.solve, keep,
+        ...this.opts.consolidation, ...(admissible ? { admissible } : {}),
+      });
+      report.kept.push(...consolidated.skipped);
+      const first = consolidated.remove[0];
+      if (!first) this.idleConsolidation = { nodes: objects.nodes, at: now };
+      else if (first.replacement) {
+        const names = consolidated.remove.map((r) => r.node).join(', ');
+        const reason = `Underutilized: ${names} replaced by one cheaper ${first.replacement.group.id} node (score ${first.score?.toFixed(2)})`;
+        if (await this.replacements.begin(consolidated.remove, snapshot, now, reason)) this.log(reason);
+      } else removals.push(...consolidated.remove);
+    }
     if (removals.length === 0) return done();
 
     const batch = new Set(removals.map((r) => r.node));
@@ -313,9 +390,7 @@ export class Disruptor {
       settleMs: this.opts.settleMs,
       mayAct: () => !this.stopping,
       freshBudgets: () => this.freshBudgets(settingsOf, batch),
-      describe: (r) => r.reason === 'Empty'
-        ? `node empty (DaemonSet pods only) for ${Math.round((now - r.since) / 1000)} s`
-        : `node expired (age ${Math.round((now - r.since) / 1000)} s), its pods fit on other nodes`,
+      describe: (r) => describeRemoval(r, now),
       ...(this.drain ? { drain: this.drain } : {}),
       cancel: (r) => this.neededByPending(r.node),
       onTainted: (node) => this.tainting.add(node),
@@ -340,12 +415,34 @@ export class Disruptor {
       entry.result = o.result;
       if (o.kind === 'removed') {
         this.stats.removed++;
-        this.removing.set(o.removal.node, { at: clock.now(), reason: `${o.removal.reason}: ${o.removal.reason === 'Empty' ? 'node empty' : 'node expired'}` });
+        this.removing.set(o.removal.node, { at: clock.now(), reason: `${o.removal.reason}: ${REASON_TEXT[o.removal.reason]}` });
       } else {
         this.declined.set(o.removal.node, clock.now());
       }
     }
     return done();
+  }
+
+  /**
+   * Old nodes whose cheaper replacement is Ready, to remove now: only when, on this
+   * snapshot, their pods fit without them and without new capacity. Otherwise they are
+   * untainted and kept (the replacement, empty, goes as any empty node does).
+   */
+  private async replaced(snapshot: ClusterSnapshot, now: number, report: DisruptionReport): Promise<Removal[]> {
+    const out: Removal[] = [];
+    const actions = await this.replacements.due(snapshot, now);
+    if (actions.length === 0) return out;
+    const baseline = snapshot.pendingPods.length > 0 ? await this.deps.solve(snapshot) : undefined;
+    for (const action of actions) {
+      const what = await evaluateRemoval(snapshot, new Set(action.map((r) => r.node)), this.deps.solve, baseline);
+      if (what.kind === 'delete') {
+        for (const { replacement: _r, ...r } of action) out.push(r);
+        continue;
+      }
+      await this.replacements.untaint(action);
+      for (const r of action) report.kept.push({ node: r.node, why: `its replacement is Ready, but ${what.kind === 'refused' ? what.why : 'its pods would need another new node'}` });
+    }
+    return out;
   }
 
   /**
@@ -399,9 +496,10 @@ export class Disruptor {
   /** Nodes carrying our taint that no pass of ours is working on (a pass cut short, a previous leader). */
   private orphanTaints(objects: ClusterObjects): string[] {
     const out: string[] = [];
+    const waiting = this.replacements.oldNodes();
     for (const n of objects.nodes) {
       const name = n.metadata?.name;
-      if (name && hasDisruptionTaint(n.spec?.taints) && !this.removing.has(name) && !this.tainting.has(name)) out.push(name);
+      if (name && hasDisruptionTaint(n.spec?.taints) && !this.removing.has(name) && !this.tainting.has(name) && !waiting.has(name)) out.push(name);
     }
     return out;
   }
@@ -429,4 +527,17 @@ function notReadyNodes(objects: ClusterObjects): Set<string> {
     if (ready?.status !== 'True' && n.metadata?.name) out.add(n.metadata.name);
   }
   return out;
+}
+
+const REASON_TEXT: Record<Removal['reason'], string> = {
+  Empty: 'node empty', Underutilized: 'node underutilized', Drifted: 'node drifted', Expired: 'node expired',
+};
+
+/** Why a node goes, for the actuator's log and events. */
+function describeRemoval(r: Removal, now: number): string {
+  const s = Math.round((now - r.since) / 1000);
+  if (r.reason === 'Empty') return `node empty (DaemonSet pods only) for ${s} s`;
+  if (r.reason === 'Expired') return `node expired (age ${s} s), its pods fit on other nodes`;
+  if (r.reason === 'Drifted') return 'node drifted from its NodePool template';
+  return `node underutilized (pods unchanged for ${s} s, score ${r.score?.toFixed(2) ?? '-'}), its pods fit on other nodes`;
 }

@@ -48,6 +48,13 @@ export class PdbAllowance {
     return undefined;
   }
 
+  /** An independent copy (consolidation tries a set before taking it). */
+  clone(): PdbAllowance {
+    const c = Object.create(PdbAllowance.prototype) as PdbAllowance;
+    Object.assign(c, { budgets: this.budgets.map((b) => ({ ...b })) });
+    return c;
+  }
+
   /** Counts `pods` as evicted (call after `blocked` said they may go). */
   take(pods: readonly Pick<SchedulingPod, 'namespace' | 'labels'>[]): void {
     for (const p of pods) for (const b of this.covering(p)) b.left--;

@@ -7,12 +7,20 @@ export interface Removal {
   node: string;
   group: NodeGroup;
   reason: DisruptionReason;
-  /** Empty since (Empty) or created at (Expired), ms. */
+  /** Empty since (Empty), pods unchanged since (Underutilized) or created at (Expired), ms. */
   since: number;
   /** The Machine to remove; absent for a MachinePool without Machines (removed by a replicas decrement). */
   machine?: SnapshotMachine;
   /** uids of the pods that were to move when the decision was taken (a re-check refuses new ones). */
   podUids: string[];
+  /**
+   * Underutilized only: the one cheaper node that takes this node's pods (and those of
+   * the others of the same action): its group is scaled up first, and this node goes
+   * once it is Ready.
+   */
+  replacement?: { group: NodeGroup; pricePerHour: number };
+  /** Underutilized only: the action's consolidation score (score.ts). */
+  score?: number;
 }
 
 export interface Skip {

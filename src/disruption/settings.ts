@@ -37,6 +37,11 @@ export function expiryConfigured(all: readonly NodePoolDisruption[]): boolean {
   return all.some((d) => d.expireAfterMs !== null);
 }
 
+/** True when some setting consolidates underutilised nodes. */
+export function consolidationConfigured(all: readonly GroupDisruption[]): boolean {
+  return all.some((d) => d.consolidationPolicy === 'WhenEmptyOrUnderutilized' && d.consolidateAfterMs !== null);
+}
+
 /** The shortest consolidateAfter (or unready time) in force (Infinity when every one is Never). */
 export function shortestConsolidateAfter(all: readonly GroupDisruption[]): number {
   let after = Infinity;

@@ -17,6 +17,16 @@ const PER_POD_LABELS = new Set([
 ]);
 
 /** The controlling owner reference (or undefined). */
+/** The ReplicaSet controller's hint of which pods to delete first (lower first); an int32. */
+export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+
+/** The annotation's value when it is an int32, as the ReplicaSet controller accepts it; otherwise none. */
+export function podDeletionCost(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^[+-]?\d{1,10}$/.test(raw.trim())) return undefined;
+  const v = Number(raw.trim());
+  return v >= -(2 ** 31) && v < 2 ** 31 ? v : undefined;
+}
+
 export function controllerOf(pod: V1Pod): V1OwnerReference | undefined {
   return pod.metadata?.ownerReferences?.find((o) => o.controller === true);
 }
@@ -107,5 +117,7 @@ export function toSchedulingPod(pod: V1Pod): SchedulingPod {
   if (owner) out.owner = owner;
   if (affinity) out.affinity = affinity;
   if (spec?.nodeName) out.nodeName = spec.nodeName;
+  const deletionCost = podDeletionCost(meta.annotations?.[POD_DELETION_COST_ANNOTATION]);
+  if (deletionCost !== undefined) out.deletionCost = deletionCost;
   return out;
 }

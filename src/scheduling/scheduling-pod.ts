@@ -28,6 +28,8 @@ export interface SchedulingPod {
   claims: string[];
   /** Set for bound pods. */
   nodeName?: string;
+  /** controller.kubernetes.io/pod-deletion-cost, when set to an integer: how much its owner prefers to keep it. */
+  deletionCost?: number;
   /** True for pods that do not exist yet (forecasts, CapacityBuffers). */
   predicted?: boolean;
 }

@@ -350,6 +350,7 @@ export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionN
     if (node) {
       // The Machine controller drains the node (instantly here) and the owners recreate the pods.
       const evicted = [...node.pods];
+      this.metrics.evictions += evicted.length;
       for (const p of evicted) this.unbind(p);
       this.nodes.delete(node.name);
       this.metrics.nodeReady(node.allocatable[CPU] ?? 0, node.allocatable[MEMORY] ?? 0, -1);

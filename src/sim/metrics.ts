@@ -10,6 +10,8 @@ export interface PolicySummary {
   peakNodes: number;
   utilization: { cpu: number; memory: number };
   scaleActions: number;
+  /** Pods evicted from nodes the policy removed (recreated by their owners): the disruption users felt. */
+  evictions: number;
 }
 
 /** A pod pending longer than this waited for capacity (scheduling itself takes well under it). */
@@ -46,6 +48,7 @@ export class MetricsRecorder {
   private pendingNow = 0;
   private readonly waits: number[] = [];
   scaleActions = 0;
+  evictions = 0;
   private readonly series: TimeSeries;
 
   constructor(private readonly now: () => number, private readonly bucketMs: number, buckets: number) {
@@ -148,6 +151,7 @@ export class MetricsRecorder {
         peakNodes: this.peak,
         utilization: { cpu: round(ratio(this.usedInt.cpu, this.allocInt.cpu), 3), memory: round(ratio(this.usedInt.memory, this.allocInt.memory), 3) },
         scaleActions: this.scaleActions,
+        evictions: this.evictions,
       },
       series: this.series,
     };

@@ -13,6 +13,8 @@ function workerUrl(): string {
 export interface ParallelOptions {
   seed: number;
   policies: PolicyName[];
+  /** False: headroom runs without prediction. Default true. */
+  prediction?: boolean;
   /** Worker threads (default: the machine's cores, at most the number of jobs). */
   threads?: number;
   /** Overall fraction done and a label of the job that moved. */
@@ -37,7 +39,7 @@ export async function runParallel(traces: Trace[], opts: ParallelOptions): Promi
     const runs = await Promise.all(jobs.map(async ({ trace, policy }, i) => {
       const { port1, port2 } = new MessageChannel();
       port1.on('message', (m: { fraction: number }) => report(i, m.fraction));
-      const task: SimulationTask = { trace, policy, seed: opts.seed, progress: port2 };
+      const task: SimulationTask = { trace, policy, seed: opts.seed, prediction: opts.prediction ?? true, progress: port2 };
       try {
         return await pool.run(task, { transferList: [port2] });
       } finally {

@@ -4,18 +4,32 @@ import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { ffd } from '../packing/ffd.js';
 import { solve } from '../packing/solve.js';
 import type { PolicyFactory } from './policy.js';
-import { SIM_PREDICTION, headroomPolicy } from './policies/headroom.js';
+import { SIM_DISRUPTION, SIM_PREDICTION, headroomPolicy } from './policies/headroom.js';
 import { periodicPolicy } from './policies/periodic.js';
 import { reactivePolicy } from './policies/reactive.js';
-import type { PolicyName } from './result.js';
+import { POLICY_NAMES, type PolicyName } from './result.js';
 
 /** The capacity model's snapshot of the simulated cluster (strict: a trace bug should fail loudly). */
 export function simulationSnapshot(objects: ClusterObjects): ClusterSnapshot {
   return buildSnapshot(objects);
 }
 
-export const POLICY_FACTORIES: Record<PolicyName, PolicyFactory> = {
-  headroom: headroomPolicy({ solve: (s) => solve(s), prediction: SIM_PREDICTION }),
-  reactive: reactivePolicy({ pack: (s) => ffd(s) }),
-  periodic: periodicPolicy({ pack: (s) => ffd(s) }),
-};
+export interface PolicySettings {
+  /** False runs headroom without prediction (`simulate --no-prediction`), to measure consolidation on its own. */
+  prediction: boolean;
+}
+
+/** The policies as the simulator runs them. */
+export function policyFactory(name: PolicyName, settings: PolicySettings = { prediction: true }): PolicyFactory {
+  switch (name) {
+    case 'headroom':
+      return headroomPolicy({ solve: (s) => solve(s), disruption: SIM_DISRUPTION, prediction: settings.prediction ? SIM_PREDICTION : false });
+    case 'reactive':
+      return reactivePolicy({ pack: (s) => ffd(s) });
+    case 'periodic':
+      return periodicPolicy({ pack: (s) => ffd(s) });
+  }
+}
+
+/** Every policy with the default settings. */
+export const POLICY_FACTORIES = Object.fromEntries(POLICY_NAMES.map((n) => [n, policyFactory(n)])) as Record<PolicyName, PolicyFactory>;

@@ -2,14 +2,14 @@ import type { TraceResult } from './result.js';
 
 /** The summary as rows of strings, shared by the terminal table and the HTML report. */
 export function summaryRows(results: TraceResult[]): { header: string[]; rows: string[][] } {
-  const header = ['trace', 'policy', 'pending p50', 'p95', 'p99', 'max (s)', 'pending pod-s', 'waited pods', 'cost', 'node-hours', 'peak nodes', 'util cpu', 'util mem', 'scale actions'];
+  const header = ['trace', 'policy', 'pending p50', 'p95', 'p99', 'max (s)', 'pending pod-s', 'waited pods', 'cost', 'node-hours', 'peak nodes', 'util cpu', 'util mem', 'scale actions', 'evictions'];
   const rows: string[][] = [];
   for (const r of results) {
     for (const [name, run] of Object.entries(r.policies)) {
       const s = run.summary;
       rows.push([
         r.trace, name, fmt(s.pendingSeconds.p50), fmt(s.pendingSeconds.p95), fmt(s.pendingSeconds.p99), fmt(s.pendingSeconds.max),
-        fmt(s.pendingPodSeconds), String(s.waitedPods), fmt(s.cost), fmt(s.nodeHours), String(s.peakNodes), pct(s.utilization.cpu), pct(s.utilization.memory), String(s.scaleActions),
+        fmt(s.pendingPodSeconds), String(s.waitedPods), fmt(s.cost), fmt(s.nodeHours), String(s.peakNodes), pct(s.utilization.cpu), pct(s.utilization.memory), String(s.scaleActions), String(s.evictions),
       ]);
     }
   }

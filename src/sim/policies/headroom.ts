@@ -32,6 +32,12 @@ export interface HeadroomOptions {
   prediction?: HeadroomPredictionOptions | false;
 }
 
+/**
+ * The simulated cluster has no NodePools: its groups consolidate as a NodePool does by
+ * default (WhenEmptyOrUnderutilized, the Balanced score).
+ */
+export const SIM_DISRUPTION: DisruptorOptions = { defaultConsolidationPolicy: 'WhenEmptyOrUnderutilized' };
+
 /** What the simulator turns on by default: NodePools opt in; here every group does, uncapped. */
 export const SIM_PREDICTION: HeadroomPredictionOptions = { settings: { enabled: true, quantile: 0.9 } };
 
@@ -90,7 +96,7 @@ export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
         void disruptor?.stop();
       },
       notes: [
-        disruptor ? 'scale-down: empty nodes only (no consolidation of underutilised nodes yet)' : 'no scale-down: disruption disabled',
+        ...(disruptor ? [] : ['no scale-down: disruption disabled']),
         ...(opts.prediction ? [] : ['no prediction: disabled']),
       ],
       forecasts: () => forecasts,

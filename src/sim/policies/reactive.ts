@@ -1,41 +1,48 @@
 import type { ClusterSnapshot } from '../../cluster/snapshot.js';
+import type { ConsolidationOptions } from '../../disruption/consolidation.js';
+import { Disruptor } from '../../disruption/disruptor.js';
 import type { Plan } from '../../packing/plan.js';
+import { Batcher, DEFAULT_BATCH, type BatcherOptions } from '../../provisioning/batcher.js';
 import type { Policy, PolicyContext, PolicyFactory } from '../policy.js';
 
 export interface ReactiveOptions {
   /** The packer: first-fit-decreasing (src/packing/ffd.ts), as Karpenter packs. */
   pack: (snapshot: ClusterSnapshot) => Plan;
-  batchIdleMs?: number;
-  batchMaxMs?: number;
-  /** How long a node must be empty before it is removed (Karpenter's consolidateAfter with WhenEmpty). */
-  emptyAfterMs?: number;
-  /** How often the disruption loop looks for empty nodes. */
+  /** Karpenter's batching window (the real Batcher). Default 1 s idle, 10 s max. */
+  batch?: BatcherOptions;
+  /** consolidateAfter. Default 30 s, the same as headroom's, so the two differ in how they consolidate, not when. */
+  consolidateAfterMs?: number;
+  /** How often the disruption loop runs. Default 10 s. */
   disruptionEveryMs?: number;
+  /** false: empty nodes only (Karpenter's WhenEmpty). */
+  consolidation?: ConsolidationOptions | false;
 }
 
 /**
+ * Karpenter's defaults, for consolidation: WhenEmptyOrUnderutilized with no score
+ * (any saving is taken), candidates least disruption first, multi-node actions of up
+ * to 100 nodes that may be replaced by one cheaper node, then single-node delete or
+ * replace, under a 10% budget.
+ */
+export const KARPENTER_CONSOLIDATION: ConsolidationOptions = {
+  minScore: 0, maxMultiNode: 100, multiNodeReplace: true, order: 'disruption', maxSingleNodeChecks: Number.POSITIVE_INFINITY,
+};
+
+/**
  * Just-in-time provisioning like Karpenter: new Unschedulable pods open a batch
- * window that closes after 1 s without new pods or 10 s in total; the batch is
- * packed first-fit-decreasing onto existing, in-flight and new nodes, and the
- * groups are scaled. A node that has been empty for `emptyAfterMs` is removed.
+ * window (the controller's own Batcher: closes 1 s after the last new pod, or 10 s
+ * after it opened); the batch is packed first-fit-decreasing onto existing,
+ * in-flight and new nodes, and the groups are scaled. Scale-down is the controller's
+ * own Disruptor with Karpenter's consolidation settings (KARPENTER_CONSOLIDATION) and
+ * the FFD packer as its what-if: the two policies share the machinery, and differ in
+ * the packer, the candidate order, the score and multi-node replacement.
  */
 export function reactivePolicy(opts: ReactiveOptions): PolicyFactory {
-  const idleMs = opts.batchIdleMs ?? 1000;
-  const maxMs = opts.batchMaxMs ?? 10_000;
-  const emptyAfter = opts.emptyAfterMs ?? 30_000;
-  const every = opts.disruptionEveryMs ?? 10_000;
   return (ctx: PolicyContext): Policy => {
     const { cluster, clock } = ctx;
-    let idle: (() => void) | undefined;
-    let max: (() => void) | undefined;
     let seen = cluster.unschedulableMarks;
-    let stopped = false;
 
-    const closeBatch = async () => {
-      idle?.();
-      max?.();
-      idle = max = undefined;
-      if (stopped) return;
+    const batcher = new Batcher(clock, opts.batch ?? DEFAULT_BATCH, async () => {
       const snapshot = ctx.snapshot();
       if (snapshot.pendingPods.length === 0) return;
       const plan = opts.pack(snapshot);
@@ -43,37 +50,33 @@ export function reactivePolicy(opts: ReactiveOptions): PolicyFactory {
         if (s.to <= s.from) continue;
         await cluster.scaleTo({ kind: s.kind, namespace: s.namespace, name: s.name }, s.from, s.to, 'reactive: pending pods');
       }
-    };
+    });
 
     const unsubscribe = cluster.onChange((kind) => {
-      if (kind !== 'pods' || stopped) return;
+      if (kind !== 'pods') return;
       const marks = cluster.unschedulableMarks;
       if (marks === seen) return;
       seen = marks;
-      idle?.();
-      idle = clock.setTimer(idleMs, () => void closeBatch());
-      max ??= clock.setTimer(maxMs, () => void closeBatch());
+      batcher.trigger();
     });
 
-    let loop: () => void = () => {};
-    const disrupt = async () => {
-      const now = clock.now();
-      for (const node of [...cluster.readyNodes()]) {
-        if (node.emptySince === undefined || now - node.emptySince < emptyAfter) continue;
-        await cluster.deleteMachine(node.group.ref, { namespace: node.group.ref.namespace, name: node.machine.name, nodeName: node.name }, 'reactive: empty');
-      }
-      loop = clock.setTimer(every, () => void disrupt());
-    };
-    loop = clock.setTimer(every, () => void disrupt());
+    const consolidateAfterMs = opts.consolidateAfterMs ?? 30_000;
+    const disruptor = new Disruptor({ state: cluster, actuator: cluster, nodes: cluster, clock, solve: (s) => opts.pack(s) }, {
+      intervalMs: opts.disruptionEveryMs ?? 10_000,
+      defaultConsolidateAfterMs: consolidateAfterMs,
+      defaultConsolidationPolicy: opts.consolidation === false ? 'WhenEmpty' : 'WhenEmptyOrUnderutilized',
+      consolidation: opts.consolidation ?? KARPENTER_CONSOLIDATION,
+      maxExpiredPerPass: 0,
+    });
+    disruptor.start();
 
     return {
       stop() {
-        stopped = true;
         unsubscribe();
-        idle?.();
-        max?.();
-        loop();
+        void batcher.stop();
+        void disruptor.stop();
       },
+      notes: opts.consolidation === false ? ['scale-down: empty nodes only (WhenEmpty)'] : [],
     };
   };
 }

@@ -44,6 +44,14 @@ describe('headroom simulate', function () {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('--no-prediction runs headroom without prediction (and says so in the notes)', async () => {
+    const on = await cli(['simulate', '--trace', join(dir, 'trace.yaml'), '--policy', 'headroom']);
+    const off = await cli(['simulate', '--trace', join(dir, 'trace.yaml'), '--policy', 'headroom', '--no-prediction']);
+    expect(off.code, off.err).to.equal(0);
+    expect(off.out).to.include('headroom: no prediction: disabled');
+    expect(on.out).to.not.include('no prediction');
+  });
+
   it('prints exactly the documented JSON shape and writes the report', async () => {
     const r = await cli(['simulate', '--trace', join(dir, 'trace.yaml'), '--policy', 'reactive,periodic', '--seed', '4', '--json', '--out', join(dir, 'out')]);
     expect(r.code, r.err).to.equal(0);
@@ -53,7 +61,7 @@ describe('headroom simulate', function () {
     expect(json.seed).to.equal(4);
     expect(Object.keys(json.policies)).to.deep.equal(['reactive', 'periodic']);
     for (const p of Object.values(json.policies) as Record<string, unknown>[]) {
-      expect(Object.keys(p)).to.deep.equal(['pendingSeconds', 'pendingPodSeconds', 'waitedPods', 'nodeHours', 'cost', 'peakNodes', 'utilization', 'scaleActions']);
+      expect(Object.keys(p)).to.deep.equal(['pendingSeconds', 'pendingPodSeconds', 'waitedPods', 'nodeHours', 'cost', 'peakNodes', 'utilization', 'scaleActions', 'evictions']);
       expect(Object.keys(p.pendingSeconds as object)).to.deep.equal(['p50', 'p95', 'p99', 'max']);
       expect(Object.keys(p.utilization as object)).to.deep.equal(['cpu', 'memory']);
     }

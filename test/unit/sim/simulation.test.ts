@@ -34,7 +34,7 @@ describe('simulation', function () {
     expect(c.policies.reactive!.series.pending).to.not.deep.equal(a.policies.reactive!.series.pending);
   });
 
-  it('reactive: closes a batch 1 s after the last new pod, packs FFD, and removes a node 30 s after it empties', async () => {
+  it('reactive: closes a batch 1 s after the last new pod, packs FFD, and removes empty nodes from 30 s after they empty, one per pass', async () => {
     const t = trace('burst', '30m', [group({ name: 'md', cpu: '4', memory: '16Gi', price: '0.2', boot: '60s' })], [{
       kind: 'Deployment', name: 'web', template: podTemplate('web', '1', '1Gi'),
       replicas: { points: [{ at: '0s', replicas: 0 }, { at: '10s', replicas: 10 }, { at: '10m', replicas: 0 }], interpolation: 'step', every: '5s' },
@@ -49,7 +49,9 @@ describe('simulation', function () {
     expect(r.summary.waitedPods).to.equal(10);
     const downs = r.actions.filter((a) => a.to < a.from);
     expect(downs).to.have.length(3);
-    for (const d of downs) expect(d.at).to.be.within(600 + 30, 600 + 40);
+    // The Disruptor's timing: seen empty within 1 s, 30 s consolidateAfter, a pass every 10 s,
+    // 2 s between taint and removal; Karpenter's default 10% budget lets one of the three go per pass.
+    for (const d of downs) expect(d.at).to.be.within(600 + 30, 600 + 30 + 3 * 10 + 3);
     // Machines are paid from creation (11 s) to deletion; Ready from 71 s; 10 of 12 cpus
     // requested from 71 s until the pods go at 600 s.
     const paid = downs.reduce((sum, d) => sum + (d.at - 11), 0);

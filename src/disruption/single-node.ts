@@ -1,0 +1,52 @@
+import type { DisruptionAllowance } from './allowance.js';
+import { actionRemovals, judgeAction, type ActionContext } from './consolidation-action.js';
+import type { ConsolidationCandidate } from './consolidation-candidates.js';
+import { podsToMove } from './pods.js';
+import type { Removal, Skip } from './removal.js';
+import { roomFor, spareRoom } from './room.js';
+
+/**
+ * Single-node consolidation: the first candidate, best deal first, that can be
+ * deleted or replaced by one cheaper node, each checked by one solve. Runs when the
+ * multi-node decision took nothing. At most `maxChecks` solves. Pure apart from the
+ * solver. See docs/adr/0082-consolidation.md.
+ */
+
+export interface SingleNodeInput extends ActionContext {
+  candidates: readonly ConsolidationCandidate[];
+  allowance: DisruptionAllowance;
+  settledSince: ReadonlyMap<string, number>;
+  /** Candidates checked with a solve at most. Default 50. */
+  maxChecks?: number;
+}
+
+export async function decideSingleNodeConsolidation(input: SingleNodeInput): Promise<{ remove: Removal[]; skipped: Skip[] }> {
+  const max = input.maxChecks ?? 50;
+  const skipped: Skip[] = [];
+  let checks = 0;
+  const spare = spareRoom(input.snapshot);
+  for (const c of input.candidates) {
+    if (checks >= max) break;
+    const moved = podsToMove(c.node);
+    const blocked = input.allowance.blocked(c.group, 'Underutilized', moved);
+    if (blocked) {
+      skipped.push({ node: c.node.name, why: blocked.why, reason: 'Underutilized', blockedBy: blocked.by });
+      continue;
+    }
+    // A solve only where one could succeed: the pods fit in the spare room elsewhere, or with one cheaper node.
+    const why = roomFor(c, spare, input.snapshot.groups);
+    if (why) {
+      skipped.push({ node: c.node.name, why });
+      continue;
+    }
+    checks++;
+    const judged = await judgeAction([c], input);
+    if (!judged.ok) {
+      skipped.push({ node: c.node.name, why: judged.why });
+      continue;
+    }
+    input.allowance.take(c.group, 'Underutilized', moved);
+    return { remove: actionRemovals([c], judged, input.settledSince), skipped };
+  }
+  return { remove: [], skipped };
+}
