@@ -11,7 +11,7 @@ import { firstColumnCodes, REPO, readRepoFile, section, sorted } from './doc-tab
  * of docs/reference.md's "Annotations, labels and taints", and every key there must
  * still be in src/. A new key anywhere in src/ fails this test until it is documented.
  */
-const DOMAINS = /^(?:[a-z0-9-]+\.)*(?:headroom\.dev|x-k8s\.io|karpenter\.sh|cluster-autoscaler\.kubernetes\.io|cert-manager\.io)$/;
+const DOMAINS = /^(?:[a-z0-9-]+\.)*(?:headroom\.dev|x-k8s\.io|karpenter\.sh|cluster-autoscaler\.kubernetes\.io|cert-manager\.io|controller\.kubernetes\.io)$/;
 /** A quoted key `domain/name` (API group/version strings like `cluster.x-k8s.io/v1beta2` excluded below). */
 const QUOTED_KEY = /(['"`])((?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}\/[A-Za-z0-9][-A-Za-z0-9_.]*)\1/g;
 /** Keys built from the capacity annotation prefix, e.g. `${CAPACITY_ANNOTATION_PREFIX}cpu`. */
