@@ -40,6 +40,8 @@ export interface CandidateInput {
   now: number;
   keep?: ReadonlySet<string>;
   order?: CandidateOrder;
+  /** Leave nodes running a Job's pod to finish (default true): an evicted Job pod restarts from scratch. */
+  keepRunToCompletion?: boolean;
 }
 
 /** Candidates, best deal first (by `order`, then by name). */
@@ -55,6 +57,11 @@ export function underutilizedCandidates(input: CandidateInput): { candidates: Co
     if (since === undefined || now - since < s.consolidateAfterMs) continue;
     if (node.pods.some((p) => p.owner === undefined)) {
       skipped.push({ node: node.name, why: 'has a pod without a controller' });
+      continue;
+    }
+    // The work of a run-to-completion pod is lost when it is evicted; its node empties by itself.
+    if (input.keepRunToCompletion !== false && node.pods.some((p) => p.owner?.startsWith('Job/'))) {
+      skipped.push({ node: node.name, why: 'runs a Job pod, which would restart from scratch' });
       continue;
     }
     candidates.push({ node, group, price: group.pricePerHour, disruption: nodeDisruption(node) });

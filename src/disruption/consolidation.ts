@@ -26,6 +26,8 @@ export interface ConsolidationOptions {
   multiNodeReplace?: boolean;
   /** Candidate order: most saving per disruption first (default), or least disruption first (Karpenter's). */
   order?: CandidateOrder;
+  /** Leave nodes running Job pods alone (default true; Karpenter evicts them). */
+  keepRunToCompletion?: boolean;
 }
 
 export interface ConsolidationInput extends ConsolidationOptions {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 1000,5000]`: Headroom's packer against a
+ * `npm run bench [-- --json] [-- --sizes 1000,5000] [-- --no-consolidation]`: Headroom's packer against a
  * Karpenter-style first-fit-decreasing baseline on Karpenter's benchmark inputs
  * (see workload.ts). Each measurement runs in a child process of its own so peak
  * RSS is per solver; figures are from one run after a JIT warm-up.
@@ -9,7 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchSnapshot, lowerBound, type Mix } from './workload.js';
 
-const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, sizes: { type: 'string' }, 'no-lag': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: {
+  json: { type: 'boolean', default: false }, sizes: { type: 'string' }, 'no-lag': { type: 'boolean', default: false },
+  'no-consolidation': { type: 'boolean', default: false },
+} });
 const sizes = (values.sizes ?? '1000,5000,10000,20000').split(',').map((s) => Number(s.trim()));
 if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
   console.error('bench: --sizes takes positive integers, e.g. --sizes 1000,5000');
@@ -54,8 +57,21 @@ if (!values['no-lag']) {
   eventLoopLag = JSON.parse(child('./event-loop-lag.ts', ['--pods', String(lagPods)]));
 }
 
+// A full consolidation evaluation at 1,000 nodes and 10,000 pods (issue 14: <= 2 s), Headroom's
+// against the simulator's Karpenter-like settings, medians of 5 runs each (test/bench/consolidation.ts).
+interface ConsolidationRun { method: string; cluster: string; nodes: number; pods: number; runsMs: number[]; medianMs: number; solves: number; removed: number; replaced: boolean; savedPerHour: number }
+const consolidation: ConsolidationRun[] = [];
+if (!values['no-consolidation']) {
+  for (const cluster of ['loose', 'tight']) {
+    for (const method of ['headroom', 'karpenter']) {
+      log(`consolidation ${method} ${cluster} 1000 nodes / 10000 pods ...`);
+      consolidation.push(JSON.parse(child('./consolidation.ts', ['--method', method, '--cluster', cluster, '--runs', '5'])) as ConsolidationRun);
+    }
+  }
+}
+
 if (values.json) {
-  console.log(JSON.stringify({ results, plain, eventLoopLag }));
+  console.log(JSON.stringify({ results, plain, eventLoopLag, consolidation }));
 } else {
   const rows = [['solver', 'mix', 'pods', 'pods/s', 'pods/s (cpu)', 'nodes', 'cost/h', 'vs ffd', 'peak RSS MB', 'unsched']];
   results.forEach((r, i) => {
@@ -77,5 +93,12 @@ if (values.json) {
     const l = eventLoopLag as { pods: number; inProcess: Lag; pool: Lag };
     const f = (x: Lag) => `event-loop delay max ${x.maxMs.toFixed(1)} ms, p99 ${x.p99Ms.toFixed(1)} ms, longest 5 ms-timer gap ${x.maxGapMs.toFixed(1)} ms (solve ${x.solveMs.toFixed(0)} ms)`;
     console.log(`\nmain thread during a ${l.pods}-pod mixed solve:\n  in-process:    ${f(l.inProcess)}\n  piscina pool:  ${f(l.pool)}`);
+  }
+  if (consolidation.length) {
+    console.log('\nconsolidation evaluation, 1,000 nodes / 10,000 pods (median of 5 runs; every run in ms):');
+    for (const c of consolidation) {
+      const base = consolidation.find((x) => x.method === 'karpenter' && x.cluster === c.cluster)!;
+      console.log(`  ${c.method.padEnd(9)} ${c.cluster.padEnd(5)}  median ${c.medianMs.toFixed(0).padStart(5)} ms (${(c.medianMs / base.medianMs).toFixed(2)}x karpenter-like)  runs ${c.runsMs.join('/')}  solves ${c.solves}  removes ${c.removed}${c.replaced ? ' (replace)' : ''}, saves ${c.savedPerHour}/h`);
+    }
   }
 }

@@ -25,7 +25,7 @@ export interface ReactiveOptions {
  * replace, under a 10% budget.
  */
 export const KARPENTER_CONSOLIDATION: ConsolidationOptions = {
-  minScore: 0, maxMultiNode: 100, multiNodeReplace: true, order: 'disruption', maxSingleNodeChecks: Number.POSITIVE_INFINITY,
+  minScore: 0, maxMultiNode: 100, multiNodeReplace: true, order: 'disruption', maxSingleNodeChecks: Number.POSITIVE_INFINITY, keepRunToCompletion: false,
 };
 
 /**

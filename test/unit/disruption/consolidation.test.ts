@@ -188,6 +188,16 @@ describe('consolidation decisions', () => {
       expect(skipped).to.deep.include({ node: 'bare', why: 'has a pod without a controller' });
     });
 
+    it('leaves a node running a Job pod to finish, unless told otherwise', async () => {
+      const { snap } = cluster([1, 1]);
+      const withJob = { ...snap, nodes: snap.nodes.map((n) => (n.name === 'n0' ? { ...n, pods: n.pods.map((p) => ({ ...p, owner: 'Job/default/nightly' })) } : n)) };
+      const { remove, skipped } = await decideConsolidation(input(withJob));
+      expect(remove.map((r) => r.node)).to.deep.equal(['n1']);
+      expect(skipped).to.deep.include({ node: 'n0', why: 'runs a Job pod, which would restart from scratch' });
+      const karpenter = await decideConsolidation(input(withJob, { keepRunToCompletion: false }));
+      expect(karpenter.remove).to.have.length(1);
+    });
+
     it('keeps capacity held for predicted pods (CapacityBuffers, bookings, forecasts)', async () => {
       const { snap } = cluster([1, 1]);
       // Predicted demand that needs the room the delete would use up.
