@@ -56,12 +56,12 @@ export function underutilizedCandidates(input: CandidateInput): { candidates: Co
     const since = settledSince.get(node.name);
     if (since === undefined || now - since < s.consolidateAfterMs) continue;
     if (node.pods.some((p) => p.owner === undefined)) {
-      skipped.push({ node: node.name, why: 'has a pod without a controller' });
+      skipped.push({ node: node.name, why: 'has a pod without a controller', reason: 'Underutilized', blockedBy: 'pod-without-controller' });
       continue;
     }
     // The work of a run-to-completion pod is lost when it is evicted; its node empties by itself.
     if (input.keepRunToCompletion !== false && node.pods.some((p) => p.owner?.startsWith('Job/'))) {
-      skipped.push({ node: node.name, why: 'runs a Job pod, which would restart from scratch' });
+      skipped.push({ node: node.name, why: 'runs a Job pod, which would restart from scratch', reason: 'Underutilized' });
       continue;
     }
     candidates.push({ node, group, price: group.pricePerHour, disruption: nodeDisruption(node) });

@@ -185,7 +185,7 @@ describe('consolidation decisions', () => {
       });
       const { remove, skipped } = await decideConsolidation(input(snap));
       expect(remove.map((r) => r.node)).to.deep.equal(['other']);
-      expect(skipped).to.deep.include({ node: 'bare', why: 'has a pod without a controller' });
+      expect(skipped).to.deep.include({ node: 'bare', why: 'has a pod without a controller', reason: 'Underutilized', blockedBy: 'pod-without-controller' });
     });
 
     it('leaves a node running a Job pod to finish, unless told otherwise', async () => {
@@ -193,7 +193,7 @@ describe('consolidation decisions', () => {
       const withJob = { ...snap, nodes: snap.nodes.map((n) => (n.name === 'n0' ? { ...n, pods: n.pods.map((p) => ({ ...p, owner: 'Job/default/nightly' })) } : n)) };
       const { remove, skipped } = await decideConsolidation(input(withJob));
       expect(remove.map((r) => r.node)).to.deep.equal(['n1']);
-      expect(skipped).to.deep.include({ node: 'n0', why: 'runs a Job pod, which would restart from scratch' });
+      expect(skipped).to.deep.include({ node: 'n0', why: 'runs a Job pod, which would restart from scratch', reason: 'Underutilized' });
       const karpenter = await decideConsolidation(input(withJob, { keepRunToCompletion: false }));
       expect(karpenter.remove).to.have.length(1);
     });
