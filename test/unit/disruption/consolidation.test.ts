@@ -5,6 +5,7 @@ import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from '../../
 import { decideConsolidation, type ConsolidationInput } from '../../../src/disruption/consolidation.js';
 import { underutilizedCandidates } from '../../../src/disruption/consolidation-candidates.js';
 import { BALANCED_MIN_SCORE, consolidationScore, podWeight } from '../../../src/disruption/score.js';
+import { PdbAllowance } from '../../../src/disruption/pdb.js';
 import { evaluateRemoval } from '../../../src/disruption/what-if.js';
 import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { solve } from '../../../src/packing/solve.js';
@@ -207,6 +208,18 @@ describe('consolidation decisions', () => {
       // With less held, one node can still go.
       const { remove: some } = await decideConsolidation(input({ ...snap, pendingPods: held.slice(0, 2) }));
       expect(some).to.have.length(1);
+    });
+
+    it('respects PodDisruptionBudgets: a set is taken only while the PDB allows all its evictions', async () => {
+      const { snap } = cluster([1, 1, 1, 1]);
+      const pdb = (allowed: number) => new PdbAllowance([{
+        metadata: { name: 'web', namespace: 'default' }, spec: { selector: { matchLabels: {} } }, status: { disruptionsAllowed: allowed } as never,
+      }]);
+      const settingsOf = underutilized();
+      const none = await decideConsolidation(input(snap, { allowance: new DisruptionAllowance(snap, settingsOf, new Set(), new Set(), undefined, pdb(0)) }));
+      expect(none.remove).to.deep.equal([]);
+      const two = await decideConsolidation(input(snap, { allowance: new DisruptionAllowance(snap, settingsOf, new Set(), new Set(), undefined, pdb(2)) }));
+      expect(two.remove).to.have.length(2);
     });
 
     it('takes only sets the set filter admits (the seam for PodDisruptionBudgets)', async () => {
