@@ -12,7 +12,7 @@ import { decideSingleNodeConsolidation } from './single-node.js';
  * Karpenter orders them). Skipped entirely while real pods are pending: that
  * capacity is spoken for. Predicted pods pending (CapacityBuffers, bookings,
  * forecasts) stay in every what-if, so capacity held for them is kept. Pure apart
- * from the solver. See docs/adr/0082-consolidation.md.
+ * from the solver. See docs/adr/0083-consolidation.md.
  */
 
 export interface ConsolidationOptions {

@@ -77,7 +77,7 @@ export interface DisruptorOptions {
   drain?: Partial<typeof DEFAULT_DRAIN> | false;
   /**
    * Underutilisation consolidation of groups whose policy is WhenEmptyOrUnderutilized
-   * (docs/adr/0082-consolidation.md); false turns it off. Default: score >= BALANCED_MIN_SCORE.
+   * (docs/adr/0083-consolidation.md); false turns it off. Default: score >= BALANCED_MIN_SCORE.
    */
   consolidation?: ConsolidationOptions | false;
   /** consolidationPolicy of groups that belong to no NodePool. Default WhenEmpty. */

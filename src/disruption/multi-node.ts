@@ -10,7 +10,7 @@ import type { Removal, Skip } from './removal.js';
  * whose every step is one solve of the whole set by the real solver, so the set is
  * chosen together rather than one node at a time. Bounded by the budgets and min
  * sizes (`allowance`, used up when a set is taken) and by `maxCandidates`. Pure
- * apart from the solver. See docs/adr/0082-consolidation.md.
+ * apart from the solver. See docs/adr/0083-consolidation.md.
  */
 
 export interface MultiNodeInput extends ActionContext {
@@ -49,7 +49,7 @@ export async function decideMultiNodeConsolidation(input: MultiNodeInput): Promi
     const mid = (lo + hi) >> 1;
     const judged = await judgeAction(prefix.slice(0, mid), input);
     // Deletes only: a set that needs a new node would trade evictions for a saving the
-    // single-node decision can make with fewer (see ADR 0082).
+    // single-node decision can make with fewer (see ADR 0083).
     if (judged.ok && (input.replace === true || !judged.replacement)) {
       best = { size: mid, judged };
       lo = mid + 1;

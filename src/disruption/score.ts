@@ -3,7 +3,7 @@ import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { podsToMove } from './pods.js';
 
 /**
- * The consolidation score (docs/adr/0082-consolidation.md): an action is worth
+ * The consolidation score (docs/adr/0083-consolidation.md): an action is worth
  * taking only when the share of its scope's cost it saves is at least half the share
  * of its scope's disruption it causes. Disruption is the sum of the moved pods'
  * weights; a pod weighs more with a higher priority and a higher

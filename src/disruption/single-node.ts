@@ -9,7 +9,7 @@ import { roomFor, spareRoom } from './room.js';
  * Single-node consolidation: the first candidate, best deal first, that can be
  * deleted or replaced by one cheaper node, each checked by one solve. Runs when the
  * multi-node decision took nothing. At most `maxChecks` solves. Pure apart from the
- * solver. See docs/adr/0082-consolidation.md.
+ * solver. See docs/adr/0083-consolidation.md.
  */
 
 export interface SingleNodeInput extends ActionContext {
