@@ -190,6 +190,9 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'patch', resource: 'nodes' },
       { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
       { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: fullname },
+      // Disruption drains through the Eviction API (ADR 0082); paused Clusters are read.
+      { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
+      { verb: 'watch', group: capi, resource: 'clusters' },
       // Prediction: its signals, and the model's ConfigMaps by name (ADR 0092).
       { verb: 'watch', group: 'batch', resource: 'cronjobs' },
       { verb: 'list', group: 'autoscaling', resource: 'horizontalpodautoscalers' },
@@ -199,7 +202,6 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
     ];
     const denied: V1ResourceAttributes[] = [
       { verb: 'get', resource: 'secrets', namespace: ns, name: `${fullname}-tls` },
-      { verb: 'create', resource: 'pods', subresource: 'eviction', namespace: 'default' },
       { verb: 'list', resource: 'secrets', namespace: ns },
       { verb: 'watch', resource: 'secrets' },
       { verb: 'list', resource: 'configmaps', namespace: ns },
