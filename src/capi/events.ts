@@ -1,10 +1,12 @@
 import { hostname } from 'node:os';
+import type { LogSubject } from '../api/log.js';
 import type { KubeClient } from '../kube/kube-client.js';
 
 /**
  * Kubernetes Events (events.k8s.io/v1) on the objects Headroom acts on and the
  * pods it acts for, so `kubectl describe` and `kubectl events` tell the story.
- * Event writes never fail an action: errors are reported to `onError` only.
+ * Event writes never fail an action: errors are reported to `onError` only, with
+ * the object the event was about, so the log line names it.
  */
 
 export interface EventTarget {
@@ -37,7 +39,7 @@ export class EventRecorder {
 
   constructor(
     readonly client: KubeClient,
-    private readonly onError: (err: unknown) => void = () => {},
+    private readonly onError: (err: unknown, about: LogSubject) => void = () => {},
     instance = hostname(),
   ) {
     this.instance = instance.slice(0, 128);
@@ -74,7 +76,7 @@ export class EventRecorder {
       });
     } catch (err) {
       try {
-        this.onError(err);
+        this.onError(err, { kind: target.kind, ...(target.namespace ? { namespace: target.namespace } : {}), name: target.name });
       } catch {
         // a throwing reporter must not turn into an unhandled rejection
       }

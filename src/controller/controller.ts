@@ -1,6 +1,6 @@
 // Over 400 lines: the composition root of `headroom controller` (informers, actuator,
 // loops, leader election, metrics, status writers); it wires, it does not decide.
-import type { Log } from '../api/log.js';
+import type { Log, LogSubject } from '../api/log.js';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
@@ -158,14 +158,16 @@ export class Controller {
     return this.cache.healthy();
   }
 
+  /** An Event that could not be written is logged naming the object it was about. */
+  private readonly onEventError = (err: unknown, about: LogSubject): void => this.log(`event: ${(err as Error).message}`, about);
+
   async start(): Promise<void> {
     await this.cache.start();
     const capiVersion = this.cache.capiVersion!;
-    const onEventError = (err: unknown) => this.log(`event: ${(err as Error).message}`);
     this.actuator = new KubeActuator({
       management: this.managementClient, capiVersion, dryRun: this.opts.dryRun ?? false,
-      events: new EventRecorder(this.managementClient, onEventError),
-      podEvents: new EventRecorder(this.workloadClient, onEventError),
+      events: new EventRecorder(this.managementClient, this.onEventError),
+      podEvents: new EventRecorder(this.workloadClient, this.onEventError),
       log: this.log,
     });
     if (this.opts.registry) {
@@ -287,7 +289,7 @@ export class Controller {
       if (this.cache.provisioningRequestVersion) {
         this.requestStatus = new ProvisioningRequestWriter({
           cache: this.cache, client: this.workloadClient.fenced(term), plan: (s) => solve(s, term), log: this.log, intervalMs,
-          events: new EventRecorder(this.workloadClient.fenced(term), (err) => this.log(`event: ${(err as Error).message}`)),
+          events: new EventRecorder(this.workloadClient.fenced(term), this.onEventError),
           ...(this.opts.provisioningRequestBookingMs !== undefined ? { bookingMs: this.opts.provisioningRequestBookingMs } : {}),
           onOutcome: (cls, outcome) => this.metrics?.observeProvisioningRequest(cls, outcome),
           onBooked: () => this.provisioner?.trigger(),
@@ -303,7 +305,7 @@ export class Controller {
   private startPrediction(opts: PredictionOptions, term: AbortSignal): PredictionLoop {
     const client = this.workloadClient.fenced(term);
     const events = new PredictionEvents();
-    const recorder = new EventRecorder(client, (err) => this.log(`event: ${(err as Error).message}`));
+    const recorder = new EventRecorder(client, this.onEventError);
     this.prediction = new PredictionLoop({
       state: this.cache, clock: systemClock, log: this.log, signal: term,
       ...(opts.state && !this.opts.dryRun ? { store: new ConfigMapStateStore(client, opts.state.namespace, opts.state.name) } : {}),
