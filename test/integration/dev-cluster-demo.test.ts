@@ -55,9 +55,13 @@ describe('headroom dev-cluster --demo (bounded: about 4 minutes)', function () {
 
       const t0 = Date.now();
       await kubectl('-n', 'demo', 'scale', 'deployment/web', '--replicas=10');
+      // Cluster API annotates a Node with its Machine once it has seen the nodeRef, which
+      // can be a moment after the pods start: wait for both, not just the pods.
       const running = await eventually('10 demo pods Running on nodes Headroom brought up', async () => {
         const pods = (JSON.parse(await kubectl('-n', 'demo', 'get', 'pods', '-o', 'json')) as PodList).items;
-        return pods.length === 10 && pods.every((p) => p.status.phase === 'Running' && p.spec.nodeName) ? pods : false;
+        if (pods.length !== 10 || !pods.every((p) => p.status.phase === 'Running' && p.spec.nodeName)) return false;
+        const names = new Set((await demoNodes()).map((n) => n.metadata.name));
+        return pods.every((p) => names.has(p.spec.nodeName!)) ? pods : false;
       }, { timeoutMs: 180_000, intervalMs: 1000 }).catch(async (err: Error) => {
         throw new Error(`${err.message}${why()}\n${await kubectl('get', 'machines,nodes', '-A').catch(() => '')}`);
       });
