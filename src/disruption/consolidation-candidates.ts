@@ -2,6 +2,7 @@ import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapsh
 import { budgetScope, type SettingsOf } from './allowance.js';
 import { disruptableNodes } from './candidates.js';
 import { isEmptyNode } from './pods.js';
+import { CPU, MEMORY } from '../scheduling/resources.js';
 import type { Skip } from './removal.js';
 import { nodeDisruption, type ScoreTotals } from './score.js';
 
@@ -55,6 +56,14 @@ export function underutilizedCandidates(input: CandidateInput): { candidates: Co
     if (s.consolidationPolicy !== 'WhenEmptyOrUnderutilized' || s.consolidateAfterMs === null) continue;
     const since = settledSince.get(node.name);
     if (since === undefined || now - since < s.consolidateAfterMs) continue;
+    // Cluster Autoscaler's per-group scaledownutilizationthreshold: at or above it a node is not underutilised.
+    if (s.utilizationThreshold !== undefined) {
+      const used = nodeUtilization(node);
+      if (used >= s.utilizationThreshold) {
+        skipped.push({ node: node.name, why: `uses ${Math.round(used * 100)}% of its allocatable, not below its group's scale-down utilization threshold (${Math.round(s.utilizationThreshold * 100)}%)`, reason: 'Underutilized' });
+        continue;
+      }
+    }
     if (node.pods.some((p) => p.owner === undefined)) {
       skipped.push({ node: node.name, why: 'has a pod without a controller', reason: 'Underutilized', blockedBy: 'pod-without-controller' });
       continue;
@@ -71,6 +80,22 @@ export function underutilizedCandidates(input: CandidateInput): { candidates: Co
     : (a: ConsolidationCandidate, b: ConsolidationCandidate) => b.price * a.disruption - a.price * b.disruption;
   candidates.sort((a, b) => byDeal(a, b) || (a.node.name < b.node.name ? -1 : a.node.name > b.node.name ? 1 : 0));
   return { candidates, skipped };
+}
+
+/**
+ * Cluster Autoscaler's utilisation of a node: the larger of its pods' cpu and memory
+ * requests over its allocatable (every bound pod counts, DaemonSet ones too, as CA's default).
+ */
+export function nodeUtilization(node: SnapshotNode): number {
+  let used = 0;
+  for (const r of [CPU, MEMORY]) {
+    const alloc = node.allocatable[r] ?? 0;
+    if (alloc <= 0) continue;
+    let req = 0;
+    for (const p of node.pods) req += p.requests[r] ?? 0;
+    used = Math.max(used, req / alloc);
+  }
+  return used;
 }
 
 /** Per budget scope: the price and disruption of its existing nodes. */

@@ -1,6 +1,6 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { PAUSED_ANNOTATION, parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
-import { NODEPOOL_LABEL } from '../api/nodepool.js';
+import { NODEPOOL_LABEL, parseNodePool } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { mapNodesToGroups } from '../cluster/node-machine-map.js';
@@ -163,6 +163,21 @@ export function pausedGroups(objects: ClusterObjects): Map<string, string> {
     const cluster = pausedClusters.get(`${view.namespace}/${view.clusterName}`);
     if (view.paused) out.set(view.id, `${view.kind} ${view.namespace}/${view.name} is paused (${PAUSED_ANNOTATION in view.annotations ? PAUSED_ANNOTATION : 'spec.paused'})`);
     else if (cluster) out.set(view.id, `Cluster ${view.namespace}/${view.clusterName} of ${view.kind} ${view.namespace}/${view.name} is paused (${cluster})`);
+  }
+  // Standalone Machines of a NodePool belong to its template's Cluster: CAPI would not reconcile them either.
+  if (pausedClusters.size > 0) {
+    for (const o of objects.nodePools) {
+      let pool;
+      try {
+        pool = parseNodePool(o);
+      } catch {
+        continue;
+      }
+      const tpl = pool.machineTemplate;
+      const cluster = tpl && pausedClusters.get(`${tpl.namespace}/${tpl.clusterName}`);
+      if (!tpl || !cluster) continue;
+      out.set(`MachineSet/${tpl.namespace}/${STANDALONE_GROUP_PREFIX}${pool.name}`, `Cluster ${tpl.namespace}/${tpl.clusterName} of NodePool ${pool.name} is paused (${cluster})`);
+    }
   }
   return out;
 }

@@ -178,6 +178,16 @@ describe('consolidation decisions', () => {
       expect(kept.remove.map((r) => r.node)).to.deep.equal(['n3']);
     });
 
+    it("honours a group's scaledownutilizationthreshold (Cluster Autoscaler): a node at or above it is no candidate", async () => {
+      const { snap } = cluster([2, 2]); // each node: 2 of 4 cpu requested (50%), 2 of 16 Gi
+      const at = (t: number): SettingsOf => () => ({ ...underutilized()(snap.groups[0]!), utilizationThreshold: t });
+      const held = await decideConsolidation(input(snap, { settingsOf: at(0.5) }));
+      expect(held.remove).to.deep.equal([]);
+      expect(held.skipped.map((k) => k.node).sort()).to.deep.equal(['n0', 'n1']);
+      expect(held.skipped[0]!.why).to.match(/uses 50% of its allocatable, not below .* threshold \(50%\)/);
+      expect((await decideConsolidation(input(snap, { settingsOf: at(0.6) }))).remove).to.have.length(1);
+    });
+
     it('never moves a pod without a controller', async () => {
       const g = withReplicas(group('md', { cpu: '4', memory: '16Gi', price: 0.2 }), 2);
       const snap = snapshot({

@@ -141,4 +141,31 @@ describe('provisioning failures', () => {
     const text = [cluster('a', 'no'), cluster('b', 'no'), small, large, pendingPod('default', 'p', '1')].map((x) => JSON.stringify(x)).join('\n---\n');
     expect((await planFromInputs([{ source: 'test', text }])).plan.scaleUps.map((u) => u.name)).to.deep.equal(['small']);
   });
+  it('a paused Cluster holds the standalone NodePools whose Machines it owns too, and `headroom plan` says why', async () => {
+    const cluster = (paused: boolean) => ({
+      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { namespace: 'capi', name: 'c1' }, spec: paused ? { paused: true } : {},
+    });
+    const pool = {
+      apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'batch' },
+      spec: {
+        machineTemplate: {
+          namespace: 'capi', clusterName: 'c1',
+          bootstrapConfigTemplateRef: { apiVersion: 'b.x/v1', kind: 'BT', name: 'b' },
+          infrastructureTemplateRef: { apiVersion: 'i.x/v1', kind: 'IT', name: 'i' },
+          capacity: { cpu: '8', memory: '32Gi' },
+        },
+      },
+    };
+    const o = emptyClusterObjects();
+    o.nodePools = [pool];
+    o.clusters = [cluster(true)];
+    const why = 'Cluster capi/c1 of NodePool batch is paused (spec.paused)';
+    expect([...pausedGroups(o)]).to.deep.equal([['MachineSet/capi/headroom-nodepool-batch', why]]);
+    const text = (paused: boolean) => [cluster(paused), pool, pendingPod('default', 'p', '1')].map((x) => JSON.stringify(x)).join('\n---\n');
+    const held = await planFromInputs([{ source: 'test', text: text(true) }]);
+    expect(held.plan.scaleUps).to.deep.equal([]);
+    expect(held.held).to.deep.equal([{ group: 'MachineSet/capi/headroom-nodepool-batch', reason: why }]);
+    // Unpaused, the pool gets its Machine.
+    expect((await planFromInputs([{ source: 'test', text: text(false) }])).plan.scaleUps.map((u) => u.name)).to.deep.equal(['headroom-nodepool-batch']);
+  });
 });
