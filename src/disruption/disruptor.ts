@@ -25,6 +25,7 @@ import type { Removal, Skip } from './removal.js';
 import { consolidationConfigured, expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
 import { scaleDownOptionsByGroup } from './autoscaling-options.js';
 import { PdbAllowance } from './pdb.js';
+import { podsToMove } from './pods.js';
 import { nodeBlocker, podBlocker } from './validation.js';
 import type { Log, LogSubject } from '../api/log.js';
 import { pausedGroups } from '../provisioning/provision-failures.js';
@@ -392,6 +393,7 @@ export class Disruptor {
       freshBudgets: () => this.freshBudgets(settingsOf, batch),
       describe: (r) => describeRemoval(r, now),
       ...(this.drain ? { drain: this.drain } : {}),
+      freshWhatIf: (rs) => this.freshWhatIf(rs),
       cancel: (r) => this.neededByPending(r.node),
       onTainted: (node) => this.tainting.add(node),
       onSettled: (node) => this.tainting.delete(node),
@@ -469,6 +471,28 @@ export class Disruptor {
       if (!blocked) allowance.take(group, r.reason, moved);
       return blocked?.why;
     };
+  }
+
+  /**
+   * The delete what-if re-solved on the freshest state, for the nodes that passed the
+   * re-check, as one set: pods bound elsewhere since the decision may have taken the room
+   * the moved pods were to use. When it refuses, every node with pods to move stays
+   * (nodes with none may still go: they move nothing).
+   */
+  private async freshWhatIf(removals: readonly Removal[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const objects = this.deps.state.objects();
+    const predicted = this.opts.extraPendingPods?.(objects);
+    const snapshot = withStandalonePools(buildSnapshot(objects, { strict: false, ...(predicted?.length ? { extraPendingPods: predicted } : {}) }), objects).snapshot;
+    const names = new Set(removals.map((r) => r.node));
+    const moving = snapshot.nodes.filter((n) => names.has(n.name) && podsToMove(n).length > 0);
+    if (moving.length === 0) return out;
+    const baseline = snapshot.pendingPods.length > 0 ? await this.deps.solve(snapshot) : undefined;
+    const what = await evaluateRemoval(snapshot, names, this.deps.solve, baseline);
+    if (what.kind === 'delete') return out;
+    const why = what.kind === 'refused' ? what.why : 'its pods would now need a new node';
+    for (const n of moving) out.set(n.name, `the what-if re-solved on the fresh state refuses it: ${why}`);
+    return out;
   }
 
   /**

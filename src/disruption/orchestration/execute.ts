@@ -35,6 +35,12 @@ export interface ExecutionOptions {
   describe: (removal: Removal) => string;
   /** Drain settings; without them (or without an eviction port) CAPI's drain evicts the pods. */
   drain?: Omit<DrainOptions, 'mayAct' | 'cancel'>;
+  /**
+   * The what-if re-solved on the freshest state for the nodes that passed the re-check,
+   * together: node -> why it must stay (its pods no longer fit elsewhere). Nodes not in
+   * the answer may go.
+   */
+  freshWhatIf?: (removals: readonly Removal[]) => Promise<ReadonlyMap<string, string>>;
   /** Why a node being drained must be kept after all (pending pods need it), or undefined. */
   cancel?: (removal: Removal) => Promise<string | undefined>;
   /** Called when a node is tainted, and when it is settled (removed, untainted or failed). */
@@ -87,6 +93,23 @@ export async function executeRemovals(removals: readonly Removal[], deps: Execut
     const o = await recheck(r, deps, opts, budgets, untaint);
     if (o) finish(o);
     else checked.push(r);
+  }
+  // 1b. The what-if again, on the state as it is now: pods bound elsewhere meanwhile may have taken the room.
+  if (checked.length > 0 && opts.freshWhatIf && opts.mayAct()) {
+    let refused: ReadonlyMap<string, string>;
+    try {
+      refused = await opts.freshWhatIf(checked);
+    } catch (err) {
+      refused = new Map(checked.map((r) => [r.node, `the fresh what-if failed: ${(err as Error).message}`]));
+    }
+    for (let i = checked.length - 1; i >= 0; i--) {
+      const r = checked[i]!;
+      const why = refused.get(r.node);
+      if (why === undefined) continue;
+      checked.splice(i, 1);
+      await untaint(r);
+      finish({ removal: r, kind: 'kept', why });
+    }
   }
   // 2. Drain every node that passed, at once (each waits on its own pods' grace periods).
   const drained = await Promise.all(checked.map(async (r): Promise<Removal | undefined> => {

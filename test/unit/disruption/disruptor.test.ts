@@ -255,6 +255,74 @@ describe('Disruptor', () => {
     });
   });
 
+  describe('the fresh look before acting re-solves the what-if, and pending pods cancel a drain (issue 14)', () => {
+    /** n-0 (running `web`) expired; n-1 and n-2 hold only DaemonSet pods. */
+    function expiring(): ClusterObjects {
+      const objs = cluster({ pool: { consolidateAfter: 'Never', expireAfter: '1h', budgets: [{ nodes: '100%' }] } });
+      objs.nodes = objs.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, creationTimestamp: new Date(n.metadata!.name === 'n-0' ? 0 : 7_000_000) } }));
+      return objs;
+    }
+    const taintIn = (objs: ClusterObjects, name: string) => {
+      objs.nodes = objs.nodes.map((n) => (n.metadata?.name === name ? { ...n, spec: { ...n.spec, taints: [{ key: DISRUPTION_TAINT_KEY, effect: 'NoSchedule' }] } } : n));
+    };
+
+    it('keeps the node when, by the time it is looked at again, pods bound elsewhere took the room its pods were to use', async () => {
+      const objs = expiring();
+      const { d, clock, actuator, nodes } = disruptor(objs, new RecordingActuator(), { maxExpiredPerPass: 1, settleMs: 2000 });
+      await clock.advance(2 * 3_600_000);
+      const pass = d.pass();
+      await until(() => nodes.tainted.has('n-0'));
+      // Meanwhile two 3.5-cpu pods land on n-1 and n-2: web (1 cpu) no longer fits on either.
+      objs.pods = [...objs.pods, bound('big-1', 'n-1', 'ReplicaSet', '3500m'), bound('big-2', 'n-2', 'ReplicaSet', '3500m')];
+      await clock.advance(2000);
+      const r = await pass;
+      expect(actuator.deletes).to.deep.equal([]);
+      expect(nodes.log).to.deep.equal(['taint n-0', 'untaint n-0']);
+      expect(r.kept.find((k) => k.node === 'n-0')?.why).to.match(/fresh look: the what-if re-solved on the fresh state refuses it: its pods would now need a new node/);
+
+      // With the room still there, the same removal goes ahead.
+      const again = disruptor(expiring(), new RecordingActuator(), { maxExpiredPerPass: 1, settleMs: 2000 });
+      await again.clock.advance(2 * 3_600_000);
+      const ok = again.d.pass();
+      await until(() => again.nodes.tainted.has('n-0'));
+      await again.clock.advance(2000);
+      await ok;
+      expect(again.actuator.deletes.map((x) => x.node)).to.deep.equal(['n-0']);
+    });
+
+    it('neededByPending: a drain is cancelled (node untainted and kept) only when a pending pod has no other place than that node', async () => {
+      const run = async (pending: V1Pod) => {
+        const objs = expiring();
+        const { d, clock, actuator, nodes } = disruptor(objs, new RecordingActuator(), { maxExpiredPerPass: 1 });
+        let evictions = 0;
+        // The first eviction is refused (a PDB, say); later ones go through and the pod is gone.
+        nodes.evictPod = async (p) => {
+          if (++evictions === 1) return { kind: 'refused', why: '429', retryAfterMs: 1000 };
+          objs.pods = objs.pods.filter((x) => x.metadata?.name !== p.name);
+          return { kind: 'evicted' };
+        };
+        await clock.advance(2 * 3_600_000);
+        const pass = d.pass();
+        await until(() => evictions === 1);
+        // While the drain waits, the taint is in the state and a pod is created.
+        taintIn(objs, 'n-0');
+        objs.pods = [...objs.pods, pending];
+        for (let i = 0; i < 5; i++) await clock.advance(1000);
+        return { r: await pass, actuator, nodes };
+      };
+      // Pinned to n-0 (no other node may take it, and no new node counts): cancelled.
+      const pinned = { ...pendingPod(NS, 'pinned', '500m'), spec: { ...pendingPod(NS, 'pinned', '500m').spec!, nodeSelector: { 'kubernetes.io/hostname': 'n-0' } } };
+      const kept = await run(pinned);
+      expect(kept.actuator.deletes).to.deep.equal([]);
+      expect(kept.nodes.log).to.deep.equal(['taint n-0', 'untaint n-0']);
+      expect(kept.r.kept.find((k) => k.node === 'n-0')?.why).to.equal('on a fresh look: cancelled: 1 pending pod(s) have no other place than this node');
+      // A pod that n-1 or n-2 can take does not keep it: the drain finishes and the Machine goes.
+      const goes = await run(pendingPod(NS, 'anywhere', '500m'));
+      expect(goes.actuator.deletes.map((x) => x.node)).to.deep.equal(['n-0']);
+      expect(goes.r.kept.filter((k) => k.node === 'n-0')).to.deep.equal([]);
+    });
+  });
+
   describe('only removable nodes are candidates (issue 10, defect 12)', () => {
     /** A MachinePool without Machines: its nodes are found through spec.providerIDList. */
     function poolCluster(busy: boolean): ClusterObjects {
