@@ -32,6 +32,8 @@ class StaticNodes implements DisruptionNodePort {
   log: string[] = [];
   /** Pods to show bound on a node in fresh reads (bound "after the decision"). */
   boundLater = new Map<string, V1Pod[]>();
+  /** Set by a test to drain through "the Eviction API". */
+  evictPod?: DisruptionNodePort['evictPod'];
   constructor(private readonly state: StaticState) {}
   async taintNode(name: string) { this.tainted.add(name); this.log.push(`taint ${name}`); }
   async untaintNode(name: string) { this.tainted.delete(name); this.log.push(`untaint ${name}`); }
