@@ -11,6 +11,7 @@ import {
   KWOK_BOOTSTRAP_GROUP, KWOK_BOOTSTRAP_SECRET, KWOK_INFRA_GROUP, KWOK_PROVIDER_VERSION, KwokProvider, kwokNodeSelector,
 } from '../harness/kwok-provider.js';
 import { createTestNamespace } from '../harness/namespace.js';
+import { strandedPodInvariant } from './invariant.js';
 import { eventually, isNodeReady } from '../harness/wait.js';
 import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
@@ -57,6 +58,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     await cp?.stop();
   });
 
+  const invariant = strandedPodInvariant(() => client);
   const list = async <T = UnstructuredObject>(path: string) => (await kubeRequest<{ items: T[] }>(kc, 'GET', path)).items;
 
   /** A namespace with a Cluster, the provider in it, and helpers. */
@@ -289,6 +291,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
   it('standalone Machines Headroom creates from a NodePool pass CAPI\'s webhooks and get Nodes; CAPI\'s validation rejects a bad one; emptied, they are deleted', async function () {
     this.timeout(240_000);
     const s = await scenario('capi-sa');
+    invariant.watch(s.ns, kwokNodeSelector({ namespace: s.ns }));
     const poolName = `${s.ns}-pool`;
     try {
       await s.template('tpl', { capacity: { cpu: '2', memory: '8Gi' } });

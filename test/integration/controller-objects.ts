@@ -85,3 +85,21 @@ export function pendingPod(namespace: string, name: string, cpu: string, memory 
     },
   };
 }
+
+/** A Deployment of kwok-tolerating pods with `cpu` each (kube-controller-manager recreates what is evicted). */
+export function deployment(namespace: string, name: string, replicas: number, cpu: string) {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { namespace, name },
+    spec: {
+      replicas, selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          tolerations: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists', effect: 'NoSchedule' }],
+          containers: [{ name: 'c', image: 'fake', resources: { requests: { cpu, memory: '64Mi' } } }],
+        },
+      },
+    },
+  };
+}

@@ -7,9 +7,9 @@ import { KubeClient } from '../../src/kube/kube-client.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
-import { machineDeployment } from './controller-objects.js';
+import { deployment, machineDeployment } from './controller-objects.js';
 import { sharedControlPlane } from './hooks.js';
-import { StrandedPodWatcher } from './invariant.js';
+import { StrandedPodWatcher, strandedPodInvariant } from './invariant.js';
 
 /**
  * Termination through the Eviction API on the real control plane (kube-controller-manager
@@ -27,23 +27,7 @@ describe('disruption: eviction, PDBs and the stranded-pod invariant on a real co
     client = new KubeClient(kc);
   });
   after(() => client.close());
-
-  function deployment(ns: string, name: string, replicas: number, cpu: string) {
-    return {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { namespace: ns, name },
-      spec: {
-        replicas, selector: { matchLabels: { app: name } },
-        template: {
-          metadata: { labels: { app: name } },
-          spec: {
-            terminationGracePeriodSeconds: 1,
-            tolerations: [{ key: 'kwok.x-k8s.io/node', operator: 'Exists', effect: 'NoSchedule' }],
-            containers: [{ name: 'c', image: 'fake', resources: { requests: { cpu, memory: '64Mi' } } }],
-          },
-        },
-      },
-    };
-  }
+  const invariant = strandedPodInvariant(() => client);
 
   async function setup(prefix: string, replicas: number) {
     const ns = await createTestNamespace(kc, prefix);
@@ -101,7 +85,6 @@ describe('disruption: eviction, PDBs and the stranded-pod invariant on a real co
   it('expiry drains a node through the Eviction API (pods recreated elsewhere, then the Machine goes); a PDB with maxUnavailable 0 blocks it', async function () {
     this.timeout(240_000);
     const s = await setup('evict', 2);
-    const watcher = new StrandedPodWatcher(client, s.ns, { nodeLabelSelector: s.selector, graceMs: 15_000 });
     const reports: DisruptionReport[] = [];
     let ctl: Controller | undefined;
     const replicas = async () => (await client.get<{ spec: { replicas: number } }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${s.ns}/machinedeployments/md`)).spec.replicas;
@@ -130,7 +113,7 @@ describe('disruption: eviction, PDBs and the stranded-pod invariant on a real co
           spec: { nodeGroupSelector: { matchLabels: { pool: s.pool } }, disruption: { consolidateAfter: 'Never', expireAfter: '5s', budgets: [{ nodes: '100%' }] } },
         },
       });
-      watcher.start();
+      const watcher = invariant.watch(s.ns, s.selector);
       ctl = new Controller({
         workload: kc, discovery: [{ namespace: s.ns, labels: {} }],
         workloadScope: { namespace: s.ns, nodeLabelSelector: s.selector },
@@ -164,12 +147,9 @@ describe('disruption: eviction, PDBs and the stranded-pod invariant on a real co
       expect(await replicas()).to.equal(1);
       await ctl.stop();
       ctl = undefined;
-      await watcher.stop();
       expect(watcher.polls).to.be.greaterThan(10);
-      watcher.assertHeld();
     } finally {
       await ctl?.stop().catch(() => {});
-      await watcher.stop();
       await s.cleanup();
     }
   });

@@ -11,6 +11,7 @@ import { Controller } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
 import { DISRUPTION_TAINT_KEY } from '../../src/api/disruption-taint.js';
+import { strandedPodInvariant } from './invariant.js';
 
 /**
  * Disruption end to end on the real control plane: the controller scales a
@@ -29,6 +30,7 @@ describe('disruption on a real control plane', function () {
     client = new KubeClient(kc);
   });
   after(() => client.close());
+  const invariant = strandedPodInvariant(() => client);
 
   it('removes emptied nodes after consolidateAfter via delete-machine, keeps the node with a pod, holds min size', async function () {
     this.timeout(150_000);
@@ -38,6 +40,7 @@ describe('disruption on a real control plane', function () {
     const logs: string[] = [];
     let ctl: Controller | undefined;
     const selector = fixtureNodeSelector({ namespace: ns });
+    invariant.watch(ns, selector);
     const nodes = async () => (await client.get<{ items: V1Node[] }>('/api/v1/nodes', { labelSelector: selector })).items;
     const pods = async () => (await client.get<{ items: V1Pod[] }>(`/api/v1/namespaces/${ns}/pods`)).items;
     const replicas = async () => (await client.get<{ spec: { replicas: number } }>(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}/machinedeployments/md`)).spec.replicas;
@@ -128,6 +131,7 @@ describe('disruption on a real control plane', function () {
     const reports: DisruptionReport[] = [];
     let ctl: Controller | undefined;
     const selector = fixtureNodeSelector({ namespace: ns });
+    invariant.watch(ns, selector);
     const nodes = async () => (await client.get<{ items: V1Node[] }>('/api/v1/nodes', { labelSelector: selector })).items;
     const capi = `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}`;
     const replicas = async () => (await client.get<{ spec: { replicas: number } }>(`${capi}/machinedeployments/md`)).spec.replicas;
@@ -189,6 +193,7 @@ describe('disruption on a real control plane', function () {
     const reports: DisruptionReport[] = [];
     let ctl: Controller | undefined;
     const selector = fixtureNodeSelector({ namespace: ns });
+    invariant.watch(ns, selector);
     const nodes = async () => (await client.get<{ items: V1Node[] }>('/api/v1/nodes', { labelSelector: selector })).items;
     const capi = `/apis/cluster.x-k8s.io/v1beta2/namespaces/${ns}`;
     const poolName = `${ns}-budget`;

@@ -111,3 +111,39 @@ function fits(pod: V1Pod, node: V1Node, pods: readonly V1Pod[]): boolean {
     && used.memory + want.memory <= parseQuantity(alloc.memory ?? '0')
     && bound.length + 1 <= Number(alloc.pods ?? '110');
 }
+
+export interface InvariantGuard {
+  /**
+   * Starts watching `namespace` (pods) and the nodes matching `nodeLabelSelector` for
+   * the rest of the current test; the test's afterEach stops the watcher and fails the
+   * test if a pod was stranded, or if it never managed to look.
+   */
+  watch(namespace: string, nodeLabelSelector: string, opts?: { graceMs?: number; pollMs?: number }): StrandedPodWatcher;
+}
+
+/**
+ * Puts every test of the enclosing `describe` under the Running-never-stranded
+ * invariant with one `watch` call per test. Call it inside the describe block (it
+ * registers an afterEach); `client` is read when a test calls `watch`.
+ */
+export function strandedPodInvariant(client: () => KubeClient): InvariantGuard {
+  let watching: StrandedPodWatcher[] = [];
+  afterEach(async function () {
+    const all = watching;
+    watching = [];
+    await Promise.all(all.map((w) => w.stop()));
+    // A test that failed already says why; the invariant is judged on those that passed.
+    if (this.currentTest?.state !== 'passed') return;
+    for (const w of all) {
+      w.assertHeld();
+      if (w.polls === 0) throw new Error('the Running-never-stranded invariant never managed to read the cluster');
+    }
+  });
+  return {
+    watch(namespace, nodeLabelSelector, opts = {}) {
+      const w = new StrandedPodWatcher(client(), namespace, { nodeLabelSelector, ...opts }).start();
+      watching.push(w);
+      return w;
+    },
+  };
+}

@@ -3,6 +3,7 @@ import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { MachineFixture, fixtureNodeSelector, FIXTURE_GROUP_NAME_LABEL, type MachineOutcome } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
+import { strandedPodInvariant } from './invariant.js';
 import { eventually } from '../harness/wait.js';
 import { sharedControlPlane } from './hooks.js';
 import { KubeClient } from '../../src/kube/kube-client.js';
@@ -26,9 +27,11 @@ describe('provisioning failures on a real control plane', function () {
     client = new KubeClient(kc);
   });
   after(() => client.close());
+  const invariant = strandedPodInvariant(() => client);
 
   async function scenario(prefix: string, outcome: (group: string | undefined) => MachineOutcome, cheapAnnotations: Record<string, string> = {}) {
     const ns = await createTestNamespace(kc, prefix);
+    invariant.watch(ns, fixtureNodeSelector({ namespace: ns }));
     const fixture = await MachineFixture.start({
       kubeConfig: kc, namespace: ns, bootDelayMs: 0, intervalMs: 100,
       machineOutcome: (m) => outcome(m.labels['cluster.x-k8s.io/deployment-name']),
