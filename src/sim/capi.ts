@@ -193,6 +193,7 @@ export class SimCapi {
       this.store.changed('nodes', 'DELETED', node.object);
       for (const p of evicted) {
         this.store.pods.delete(p.key);
+        this.metrics.podDemand(p.scheduling.requests[CPU] ?? 0, p.scheduling.requests[MEMORY] ?? 0, -1);
         this.store.changed('pods', 'DELETED', p.object);
         p.owner.onEvicted(p);
       }

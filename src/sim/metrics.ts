@@ -1,3 +1,5 @@
+import type { CostFloor } from './cost-floor.js';
+
 /** What one policy's run produced: the `--json` summary entry and the report's series. */
 export interface PolicySummary {
   pendingSeconds: { p50: number; p95: number; p99: number; max: number };
@@ -12,6 +14,12 @@ export interface PolicySummary {
   scaleActions: number;
   /** Pods evicted from nodes the policy removed (recreated by their owners): the disruption users felt. */
   evictions: number;
+  /**
+   * The cost floor (cost-floor.ts): what the cheapest capacity covering this run's pods'
+   * requests at every instant would have cost, knowing the demand, with no boot time
+   * and fractional nodes. No policy can cost less; cost / floor is what was left to save.
+   */
+  costFloor: number;
 }
 
 /** A pod pending longer than this waited for capacity (scheduling itself takes well under it). */
@@ -33,6 +41,8 @@ export interface TimeSeries {
  *   (pendingPodSeconds) and how many pods waited over WAITED_SECONDS.
  * - nodeHours and cost: Machines are paid from creation (boot included) to deletion.
  * - utilization: requested / allocatable on Ready nodes, time-weighted.
+ * - costFloor: the cost floor's price of the requests of every pod that exists
+ *   (pending or bound), integrated over time.
  */
 export class MetricsRecorder {
   private last = 0;
@@ -46,12 +56,16 @@ export class MetricsRecorder {
   private allocInt = { cpu: 0, memory: 0 };
   private usedInt = { cpu: 0, memory: 0 };
   private pendingNow = 0;
+  private readonly demand = { cpu: 0, memory: 0 };
+  private floorRate: number;
+  private floorMsHours = 0;
   private readonly waits: number[] = [];
   scaleActions = 0;
   evictions = 0;
   private readonly series: TimeSeries;
 
-  constructor(private readonly now: () => number, private readonly bucketMs: number, buckets: number) {
+  constructor(private readonly now: () => number, private readonly bucketMs: number, buckets: number, private readonly floor?: CostFloor) {
+    this.floorRate = floor?.ratePerHour(0, 0) ?? 0;
     this.series = {
       bucketSeconds: bucketMs / 1000,
       pending: new Array<number>(buckets).fill(0),
@@ -81,6 +95,7 @@ export class MetricsRecorder {
     }
     this.nodeMs += this.machines * dt;
     this.costMsHours += this.costRate * dt;
+    this.floorMsHours += this.floorRate * dt;
     this.allocInt.cpu += this.alloc.cpu * dt;
     this.allocInt.memory += this.alloc.memory * dt;
     this.usedInt.cpu += this.used.cpu * dt;
@@ -111,6 +126,14 @@ export class MetricsRecorder {
     this.advance();
     this.used.cpu += sign * cpu;
     this.used.memory += sign * memory;
+  }
+
+  /** A pod came into existence (+1) or went away (-1), bound or not: the demand the cost floor prices. */
+  podDemand(cpu: number, memory: number, sign: 1 | -1): void {
+    this.advance();
+    this.demand.cpu += sign * cpu;
+    this.demand.memory += sign * memory;
+    this.floorRate = this.floor?.ratePerHour(this.demand.cpu, this.demand.memory) ?? 0;
   }
 
   podPending(): void {
@@ -152,6 +175,7 @@ export class MetricsRecorder {
         utilization: { cpu: round(ratio(this.usedInt.cpu, this.allocInt.cpu), 3), memory: round(ratio(this.usedInt.memory, this.allocInt.memory), 3) },
         scaleActions: this.scaleActions,
         evictions: this.evictions,
+        costFloor: round(this.floorMsHours / 3_600_000, 2),
       },
       series: this.series,
     };

@@ -1,7 +1,9 @@
 import { type ClusterObjects, emptyClusterObjects } from '../cluster/objects.js';
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
+import { CPU, MEMORY } from '../scheduling/resources.js';
 import type { Clock } from '../provisioning/clock.js';
 import { SimCluster } from './cluster.js';
+import { CostFloor } from './cost-floor.js';
 import { MetricsRecorder } from './metrics.js';
 import type { ForecastSample, PolicyFactory } from './policy.js';
 import { Random } from './random.js';
@@ -45,8 +47,8 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
   const wallStart = performance.now();
   const clock = new VirtualClock(SIM_EPOCH);
   const buckets = opts.buckets ?? 480;
-  const metrics = new MetricsRecorder(() => clock.now() - SIM_EPOCH, Math.max(1000, trace.duration / buckets), buckets);
   const groups = opts.buildSnapshot({ ...emptyClusterObjects(), nodeGroups: trace.nodeGroups.map((g) => g.object) }).groups;
+  const metrics = new MetricsRecorder(() => clock.now() - SIM_EPOCH, Math.max(1000, trace.duration / buckets), buckets, costFloorOf(groups));
   const scheduler = new SimScheduler(Random.stream(opts.seed, 'kube-scheduler'));
   const cluster = new SimCluster({ traceGroups: trace.nodeGroups, groups, clock, metrics, scheduler, seed: opts.seed });
   if (trace.capacityBuffers.length) cluster.putCapacityObjects(trace.capacityBuffers, trace.podTemplates);
@@ -88,6 +90,15 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
     summary, series, actions, notes: policy.notes ?? [], wallMs: performance.now() - wallStart, events,
     ...(samples?.length ? { forecast: forecastSeries(samples, series.bucketSeconds * 1000, series.pending.length) } : {}),
   };
+}
+
+/** The cost floor of a trace's groups: their node shapes less DaemonSet overhead, prices and min sizes. */
+export function costFloorOf(groups: readonly NodeGroup[]): CostFloor {
+  return new CostFloor(groups.map((g) => ({
+    cpu: Math.max(0, (g.template.allocatable[CPU] ?? 0) - (g.daemonSetOverhead[CPU] ?? 0)),
+    memory: Math.max(0, (g.template.allocatable[MEMORY] ?? 0) - (g.daemonSetOverhead[MEMORY] ?? 0)),
+    pricePerHour: g.pricePerHour, minSize: g.minSize,
+  })));
 }
 
 /** Buckets forecast samples: actual at the sample time, forecast at the time it was for (one horizon later); null before the first. */

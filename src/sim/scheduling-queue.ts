@@ -56,6 +56,7 @@ export class SimSchedulingQueue {
     this.store.pods.set(pod.key, pod);
     this.unboundCount++;
     this.metrics.podPending();
+    this.metrics.podDemand(scheduling.requests[CPU] ?? 0, scheduling.requests[MEMORY] ?? 0, 1);
     let lane = this.lanes.get(scheduling.equivalenceKey);
     if (!lane) {
       lane = { pods: [], head: 0, priority: scheduling.priority, failedEpoch: 0, marked: 0, dynamic: hasInterPodConstraints(scheduling) };
@@ -71,6 +72,7 @@ export class SimSchedulingQueue {
   deletePod(pod: SimPod): void {
     if (this.store.pods.get(pod.key) !== pod) return;
     this.store.pods.delete(pod.key);
+    this.metrics.podDemand(pod.scheduling.requests[CPU] ?? 0, pod.scheduling.requests[MEMORY] ?? 0, -1);
     if (pod.node) this.unbind(pod);
     else {
       this.unboundCount--;

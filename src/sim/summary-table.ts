@@ -2,14 +2,14 @@ import type { TraceResult } from './result.js';
 
 /** The summary as rows of strings, shared by the terminal table and the HTML report. */
 export function summaryRows(results: TraceResult[]): { header: string[]; rows: string[][] } {
-  const header = ['trace', 'policy', 'pending p50', 'p95', 'p99', 'max (s)', 'pending pod-s', 'waited pods', 'cost', 'node-hours', 'peak nodes', 'util cpu', 'util mem', 'scale actions', 'evictions'];
+  const header = ['trace', 'policy', 'pending p50', 'p95', 'p99', 'max (s)', 'pending pod-s', 'waited pods', 'cost', 'cost floor', 'node-hours', 'peak nodes', 'util cpu', 'util mem', 'scale actions', 'evictions'];
   const rows: string[][] = [];
   for (const r of results) {
     for (const [name, run] of Object.entries(r.policies)) {
       const s = run.summary;
       rows.push([
         r.trace, name, fmt(s.pendingSeconds.p50), fmt(s.pendingSeconds.p95), fmt(s.pendingSeconds.p99), fmt(s.pendingSeconds.max),
-        fmt(s.pendingPodSeconds), String(s.waitedPods), fmt(s.cost), fmt(s.nodeHours), String(s.peakNodes), pct(s.utilization.cpu), pct(s.utilization.memory), String(s.scaleActions), String(s.evictions),
+        fmt(s.pendingPodSeconds), String(s.waitedPods), fmt(s.cost), fmt(s.costFloor), fmt(s.nodeHours), String(s.peakNodes), pct(s.utilization.cpu), pct(s.utilization.memory), String(s.scaleActions), String(s.evictions),
       ]);
     }
   }
@@ -17,7 +17,7 @@ export function summaryRows(results: TraceResult[]): { header: string[]; rows: s
 }
 
 /** Printed under every table: why cost, not node-hours, compares policies. */
-export const PRICE_NOTE = 'cost (price x hours, boot included) is the price measure; node-hours mix node sizes and are shown for reference only';
+export const PRICE_NOTE = 'cost (price x hours, boot included) is the price measure; node-hours mix node sizes and are shown for reference only; cost floor is what capacity exactly covering the pods\' requests at every instant would cost (no boot, fractional nodes): no policy can cost less';
 
 /** A plain-text table with right-aligned numbers. */
 export function formatTable(results: TraceResult[]): string {

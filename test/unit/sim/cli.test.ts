@@ -61,7 +61,7 @@ describe('headroom simulate', function () {
     expect(json.seed).to.equal(4);
     expect(Object.keys(json.policies)).to.deep.equal(['reactive', 'periodic']);
     for (const p of Object.values(json.policies) as Record<string, unknown>[]) {
-      expect(Object.keys(p)).to.deep.equal(['pendingSeconds', 'pendingPodSeconds', 'waitedPods', 'nodeHours', 'cost', 'peakNodes', 'utilization', 'scaleActions', 'evictions']);
+      expect(Object.keys(p)).to.deep.equal(['pendingSeconds', 'pendingPodSeconds', 'waitedPods', 'nodeHours', 'cost', 'peakNodes', 'utilization', 'scaleActions', 'evictions', 'costFloor']);
       expect(Object.keys(p.pendingSeconds as object)).to.deep.equal(['p50', 'p95', 'p99', 'max']);
       expect(Object.keys(p.utilization as object)).to.deep.equal(['cpu', 'memory']);
     }

@@ -61,6 +61,9 @@ describe('simulation', function () {
     expect(r.summary.utilization.cpu).to.be.closeTo((10 * (600 - 71)) / readyCpuSeconds, 0.002);
     expect(r.summary.peakNodes).to.equal(3);
     expect(r.summary.scaleActions).to.equal(4);
+    // The cost floor: 10 cpu of requests from 10 s to 600 s, in fractional 4-cpu nodes at 0.2/h (2.5 nodes), no boot.
+    expect(r.summary.costFloor).to.be.closeTo((2.5 * 0.2 * 590) / 3600, 0.006);
+    expect(r.summary.costFloor).to.be.below(r.summary.cost);
   });
 
   it('periodic: scales up on the 10 s scan, one group chosen by least waste, scales down only after 10 minutes under 50%', async () => {
