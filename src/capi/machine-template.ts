@@ -1,3 +1,4 @@
+import { NODEPOOL_HASH_ANNOTATION, nodePoolTemplateHash } from '../api/nodepool-hash.js';
 import { CAPI_GROUP, CLUSTER_NAME_LABEL, type CapiVersion } from '../api/capi.js';
 import { CAPACITY_ANNOTATION_PREFIX, MAX_PODS_ANNOTATION } from '../api/capacity-annotations.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, type MachineTemplateSpec } from '../api/nodepool.js';
@@ -99,7 +100,8 @@ export function standaloneMachine(
       name,
       namespace: tpl.namespace,
       labels: { ...tpl.labels, [CLUSTER_NAME_LABEL]: tpl.clusterName, [NODEPOOL_LABEL]: nodePool.name },
-      ...(Object.keys(tpl.capacity).length > 0 ? { annotations: capacityAnnotations(tpl.capacity) } : {}),
+      // The template's hash: a Machine whose hash is no longer its pool's has drifted (docs/adr/0084-drift.md).
+      annotations: { ...capacityAnnotations(tpl.capacity), [NODEPOOL_HASH_ANNOTATION]: nodePoolTemplateHash(tpl) },
       ownerReferences: [{
         apiVersion: NODEPOOL_API_VERSION, kind: NODEPOOL_KIND, name: nodePool.name, uid: nodePool.uid,
         controller: true,

@@ -25,6 +25,8 @@ import type { Removal, Skip } from './removal.js';
 import { consolidationConfigured, expiryConfigured, passSettings, shortestConsolidateAfter, type PassSettings } from './settings.js';
 import { scaleDownOptionsByGroup } from './autoscaling-options.js';
 import { PdbAllowance } from './pdb.js';
+import { decideDrift, driftedMachines, driftedNodes } from './drift.js';
+import { rollingOutGroups } from './capi-rollout.js';
 import { podsToMove } from './pods.js';
 import { nodeBlocker, podBlocker } from './validation.js';
 import type { Log, LogSubject } from '../api/log.js';
@@ -142,6 +144,8 @@ export class Disruptor {
   /** Nodes tainted by the running pass, not yet removed or untainted. */
   private readonly tainting = new Set<string>();
   private readonly empty = new EmptyTracker();
+  /** Things said once (a rollout left to CAPI), with when: said again after 10 min at most. */
+  private readonly explained = new Map<string, number>();
   /** Settings of groups in no NodePool. */
   private readonly poolless: NodePoolDisruption;
   /** The last snapshot's settings, and the NodePool and node group objects they came from. */
@@ -199,7 +203,7 @@ export class Disruptor {
   disrupting(): ReadonlyMap<string, string> {
     const out = new Map([...this.removing].map(([n, r]) => [n, r.reason]));
     for (const n of this.tainting) if (!out.has(n)) out.set(n, 'tainted for removal, being re-checked');
-    for (const n of this.replacements.oldNodes()) if (!out.has(n)) out.set(n, 'Underutilized: waiting for its cheaper replacement');
+    for (const n of this.replacements.oldNodes()) if (!out.has(n)) out.set(n, 'waiting for its replacement (a new node) to be Ready');
     return out;
   }
 
@@ -210,6 +214,14 @@ export class Disruptor {
 
   private log(msg: string, about?: LogSubject): void {
     this.deps.log?.(msg, about);
+  }
+
+  private explainOnce(key: string, msg: string): void {
+    const now = this.deps.clock.now();
+    const at = this.explained.get(key);
+    if (at !== undefined && now - at < 600_000) return;
+    this.explained.set(key, now);
+    this.log(msg);
   }
 
   /** Passes start every `intervalMs` (a pass that waits on its taints does not push the next one back). */
@@ -271,10 +283,11 @@ export class Disruptor {
 
   /**
    * False only when no decision of this pass can remove a node: expiry is off (or no
-   * pool sets expireAfter) and no node has been empty for the shortest consolidateAfter.
+   * pool sets expireAfter), no standalone Machine has drifted, and no node has been
+   * empty for the shortest consolidateAfter.
    */
   private mayRemove(settings: PassSettings, now: number, objects: ClusterObjects): boolean {
-    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now)) return true;
+    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now) || driftedMachines(objects).size > 0) return true;
     const after = shortestConsolidateAfter(settings.all);
     for (const since of this.empty.emptySince().values()) if (now - since >= after) return true;
     return false;
@@ -284,13 +297,19 @@ export class Disruptor {
    * Nodes that must stay this pass: do-not-disrupt, a pod that may not move (validation.ts),
    * a paused group or Cluster, already being removed, or where pending pods will land.
    */
-  private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean, expiryOn: boolean): Promise<Set<string>> {
+  private async keep(objects: ClusterObjects, snapshot: ClusterSnapshot, due: boolean, expiryOn: boolean, drifted: ReadonlyMap<string, string>): Promise<Set<string>> {
     const keep = new Set<string>([...this.removing.keys(), ...this.declined.keys(), ...this.replacements.keep(snapshot)]);
     for (const n of objects.nodes) if (nodeBlocker(n)) keep.add(n.metadata!.name!);
     const paused = pausedGroups(objects);
     if (paused.size > 0) for (const n of snapshot.nodes) if (n.groupId && paused.has(n.groupId)) keep.add(n.name);
-    // Only pods on nodes that could be removed matter: without expiry, those are the empty ones.
-    const candidates = expiryOn ? undefined : this.empty.emptySince();
+    // A MachineDeployment CAPI is rolling out: its nodes are CAPI's to replace.
+    const rolling = rollingOutGroups(objects.nodeGroups);
+    if (rolling.size > 0) {
+      for (const n of snapshot.nodes) if (n.groupId && rolling.has(n.groupId)) keep.add(n.name);
+      for (const [id, why] of rolling) this.explainOnce(`rollout:${id}`, why);
+    }
+    // Only pods on nodes that could be removed matter: without expiry, those are the empty and the drifted ones.
+    const candidates = expiryOn ? undefined : new Set([...this.empty.emptySince().keys(), ...drifted.keys()]);
     for (const p of objects.pods) {
       const node = p.spec?.nodeName;
       if (node && (!candidates || candidates.has(node)) && podBlocker(p as V1Pod)) keep.add(node);
@@ -345,7 +364,8 @@ export class Disruptor {
     const due = decideEmptiness({
       snapshot, emptySince, now, settingsOf, notReady, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now),
     }).remove.length > 0;
-    const keep = await this.keep(objects, snapshot, due, this.expiryOn(settings));
+    const drifted = driftedNodes(snapshot, objects);
+    const keep = await this.keep(objects, snapshot, due, this.expiryOn(settings), drifted);
     const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now, new PdbAllowance(objects.podDisruptionBudgets));
     const empty = decideEmptiness({ snapshot, emptySince, now, settingsOf, allowance, keep, notReady });
     const removals = [...empty.remove];
@@ -364,6 +384,19 @@ export class Disruptor {
       report.kept.push(...expired.skipped);
     }
     removals.push(...await this.replaced(snapshot, now, report));
+    // Drift: one node at a time, not while a replacement of ours is under way.
+    if (drifted.size > 0 && removals.length === 0 && this.replacements.oldNodes().size === 0) {
+      const drift = await decideDrift({ snapshot, drifted, now, settingsOf, allowance, solve: this.deps.solve, keep });
+      report.kept.push(...drift.skipped);
+      for (const r of drift.remove) {
+        if (!r.replacement) {
+          removals.push(r);
+          continue;
+        }
+        const reason = `Drifted: ${drifted.get(r.node)}; replaced by one new ${r.replacement.group.id} node first`;
+        if (await this.replacements.begin([r], snapshot, now, reason)) this.log(reason, { kind: 'Node', name: r.node });
+      }
+    }
     // In-flight replacements of our own do not count: they are capacity we are swapping, not adding.
     const replacing = this.replacements.oldNodes().size > 0;
     if (!replacing && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
@@ -457,13 +490,14 @@ export class Disruptor {
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
     const nodes = new Map(snapshot.nodes.map((n) => [n.name, n]));
     const paused = pausedGroups(objects);
+    const rolling = rollingOutGroups(objects.nodeGroups);
     const allowance = new DisruptionAllowance(
       snapshot, settingsOf, new Set(this.removing.keys()), batch, this.deps.clock.now(), new PdbAllowance(objects.podDisruptionBudgets),
     );
     return (r) => {
       const group = groups.get(r.group.id);
       if (!group) return `${r.group.id} is no longer managed`;
-      const pausedWhy = paused.get(group.id);
+      const pausedWhy = paused.get(group.id) ?? rolling.get(group.id);
       if (pausedWhy) return pausedWhy;
       const uids = new Set(r.podUids);
       const moved = (nodes.get(r.node)?.pods ?? []).filter((p) => uids.has(p.uid));

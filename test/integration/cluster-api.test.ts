@@ -17,7 +17,7 @@ import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
-import { MAX, MIN, pendingPod } from './controller-objects.js';
+import { MAX, MIN, deployment, pendingPod } from './controller-objects.js';
 
 /**
  * Headroom against the real Cluster API core manager v1.14 (MachineDeployment,
@@ -334,6 +334,60 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       await eventually('the standalone Machines deleted', async () => (await s.machines()).every((m) => m.metadata?.deletionTimestamp), { timeoutMs: 60_000, intervalMs: 500 });
       await eventually('and gone (CAPI finished their deletion)', async () => (await s.machines()).length === 0, { timeoutMs: 60_000, intervalMs: 500 });
     } finally {
+      await kubeRequest(kc, 'DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
+      await s.cleanup();
+    }
+  });
+
+  it('drift: a standalone Machine whose NodePool template changed is replaced (new Machine first, then the old one drained and deleted), under the invariant', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-drift');
+    invariant.watch(s.ns, kwokNodeSelector({ namespace: s.ns }));
+    const poolName = `${s.ns}-pool`;
+    try {
+      await s.template('tpl-a', { capacity: { cpu: '2', memory: '8Gi' } });
+      await s.template('tpl-b', { capacity: { cpu: '2', memory: '8Gi' }, nodeLabels: { generation: 'b' } });
+      await kubeRequest(kc, 'POST', `/apis/${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}/namespaces/${s.ns}/kwokconfigtemplates`, {
+        apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', metadata: { name: 'tpl' }, spec: { template: { spec: {} } },
+      });
+      const machineTemplate = (infra: string) => ({
+        namespace: s.ns, clusterName: 'test', version: 'v1.36.0',
+        bootstrapConfigTemplateRef: { apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', name: 'tpl' },
+        infrastructureTemplateRef: { apiVersion: INFRA, kind: 'KwokMachineTemplate', name: infra },
+        capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+      });
+      await kubeRequest(kc, 'POST', '/apis/headroom.dev/v1alpha1/nodepools', {
+        apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
+        spec: { limits: { nodes: 3 }, disruption: { consolidateAfter: '3s', budgets: [{ nodes: '100%' }] }, machineTemplate: machineTemplate('tpl-a') },
+      });
+      await s.startController({ disruption: { intervalMs: 1000, settleMs: 200, drain: { pollMs: 250 } } });
+      await kubeRequest(kc, 'POST', `/apis/apps/v1/namespaces/${s.ns}/deployments`, deployment(s.ns, 'web', 1, '1'));
+      const [pod] = await s.allRunning(1);
+      const [old] = await s.machinesWithNodes(1);
+      const oldHash = old!.metadata?.annotations?.['headroom.dev/nodepool-hash'];
+      expect(oldHash).to.match(/^[0-9a-f]{16}$/);
+      // The template changes: another infrastructure template.
+      const changedAt = Date.now();
+      await kubeRequest(kc, 'PATCH', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`, { spec: { machineTemplate: machineTemplate('tpl-b') } });
+      // A second Machine comes first, from the new template, while the old one still runs the pod.
+      const fresh = await eventually('a Machine from the new template', async () => (await s.machines()).find((m) => m.metadata?.name !== old!.metadata?.name) ?? false, { timeoutMs: 60_000, intervalMs: 300 });
+      expect(fresh.metadata?.annotations?.['headroom.dev/nodepool-hash']).to.match(/^[0-9a-f]{16}$/).and.not.equal(oldHash);
+      expect((await s.machines()).find((m) => m.metadata?.name === old!.metadata?.name)?.metadata?.deletionTimestamp).to.equal(undefined);
+      // Then the old one is drained (its pod recreated on the new node) and deleted.
+      const [moved] = await eventually('the pod Running on the new node', async () => {
+        const items = (await list<V1Pod>(`/api/v1/namespaces/${s.ns}/pods`)).filter((p) => !p.metadata?.deletionTimestamp);
+        const nodes = await s.nodes();
+        const onB = new Set(nodes.filter((n) => n.metadata?.labels?.generation === 'b').map((n) => n.metadata!.name));
+        return items.length === 1 && items[0]!.status?.phase === 'Running' && onB.has(items[0]!.spec?.nodeName) ? items : false;
+      }, { timeoutMs: 120_000, intervalMs: 300 });
+      const movedAfterMs = Date.now() - changedAt;
+      expect(moved!.metadata?.uid).to.not.equal(pod!.metadata?.uid);
+      await eventually('the old Machine gone', async () => !(await s.machines()).some((m) => m.metadata?.name === old!.metadata?.name), { timeoutMs: 90_000, intervalMs: 500 });
+      const left = await s.machinesWithNodes(1);
+      expect(left[0]!.metadata?.name).to.equal(fresh.metadata?.name);
+      console.log(`      [measure] drift: pod Running on the new-template node ${movedAfterMs} ms after the NodePool changed; old Machine gone after ${Date.now() - changedAt} ms`);
+    } finally {
+      await kubeRequest(kc, 'DELETE', `/apis/apps/v1/namespaces/${s.ns}/deployments/web`).catch(() => {});
       await kubeRequest(kc, 'DELETE', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`).catch(() => {});
       await s.cleanup();
     }

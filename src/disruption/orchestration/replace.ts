@@ -1,12 +1,14 @@
 import type { CapiActuator } from '../../capi/actuator.js';
 import type { ClusterSnapshot } from '../../cluster/snapshot.js';
+import { STANDALONE_GROUP_PREFIX, standaloneMachineName } from '../../provisioning/standalone.js';
 import type { Removal } from '../removal.js';
 import type { DisruptionNodePort } from './node-port.js';
 
 /**
- * A consolidation that replaces nodes by one cheaper node, carried out as Karpenter
- * does: taint the old nodes so nothing new lands there, scale the cheaper group up
- * by one, and only once that group shows a new Ready node hand the old nodes to the
+ * A consolidation that replaces nodes by one cheaper node, or a drifted node replaced
+ * by a new one, carried out as Karpenter does: taint the old nodes so nothing new lands
+ * there, scale the new node's group up by one (a standalone NodePool: create one
+ * Machine from its current template), and only once that group shows a new Ready node hand the old nodes to the
  * usual removal (taint, fresh re-check, delete-machine). A replacement that does not
  * come within `timeoutMs` is given up: the old nodes are untainted and kept.
  */
@@ -58,12 +60,20 @@ export class Replacements {
         await this.deps.nodes.taintNode(r.node);
         tainted.push(r.node);
       }
-      const ref = { kind: group.kind, namespace: group.namespace, name: group.name };
-      const from = await this.deps.actuator.getReplicas(ref);
-      const result = await this.deps.actuator.scaleTo(ref, from, from + 1, reason);
-      if (!result.written) {
-        await undo();
-        return false;
+      if (group.name.startsWith(STANDALONE_GROUP_PREFIX) && group.nodePool) {
+        // A standalone NodePool has no replicas to raise: one more Machine from its (current) template.
+        const machines = snapshot.nodes.filter((n) => n.groupId === group.id).map((n) => n.machine?.name ?? n.name.slice(n.name.indexOf('/') + 1));
+        await this.deps.actuator.createMachine({
+          name: standaloneMachineName(group.nodePool, machines, 0), nodePool: group.nodePool, namespace: group.namespace, clusterName: group.clusterName, reason,
+        });
+      } else {
+        const ref = { kind: group.kind, namespace: group.namespace, name: group.name };
+        const from = await this.deps.actuator.getReplicas(ref);
+        const result = await this.deps.actuator.scaleTo(ref, from, from + 1, reason);
+        if (!result.written) {
+          await undo();
+          return false;
+        }
       }
     } catch (err) {
       this.deps.log(`replacing ${removals.map((r) => r.node).join(', ')} failed: ${(err as Error).message}`);

@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { DISRUPTION_TAINT_KEY } from '../../../src/api/disruption-taint.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
-import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
+import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import { DO_NOT_DISRUPT_ANNOTATION, Disruptor, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, type DisruptorOptions } from '../../../src/disruption/disruptor.js';
@@ -12,6 +12,8 @@ import type { DisruptionNodePort, FreshNode } from '../../../src/disruption/orch
 import { solve } from '../../../src/packing/solve.js';
 import { machine, machineDeployment, machinePool, pendingPod } from '../../integration/controller-objects.js';
 import { ManualClock } from '../provisioning/manual-clock.js';
+import { NODEPOOL_HASH_ANNOTATION, nodePoolTemplateHash } from '../../../src/api/nodepool-hash.js';
+import { parseNodePool } from '../../../src/api/nodepool.js';
 import type { Log, LogSubject } from '../../../src/api/log.js';
 
 /**
@@ -53,7 +55,7 @@ class RecordingActuator implements CapiActuator {
     this.deletes.push({ group: g.name, machine: m.name, ...(m.nodeName ? { node: m.nodeName } : {}), reason });
     return { replicas: 0, written: this.written };
   }
-  async createMachine(): Promise<string> { throw new Error('unused'); }
+  async createMachine(_r: StandaloneMachineRequest): Promise<string> { throw new Error('unused'); }
   async deleteStandaloneMachine(_m: MachineRef, _reason: string): Promise<void> { throw new Error('unused'); }
 }
 
@@ -322,6 +324,99 @@ describe('Disruptor', () => {
       const goes = await run(pendingPod(NS, 'anywhere', '500m'));
       expect(goes.actuator.deletes.map((x) => x.node)).to.deep.equal(['n-0']);
       expect(goes.r.kept.filter((k) => k.node === 'n-0')).to.deep.equal([]);
+    });
+  });
+
+  describe('drift and CAPI rollouts (issue 14)', () => {
+    const template = (infra: string) => ({
+      namespace: NS, clusterName: 'test', capacity: { cpu: '4', memory: '16Gi' },
+      bootstrapConfigTemplateRef: { apiVersion: 'b.x/v1', kind: 'BT', name: 'b' }, infrastructureTemplateRef: { apiVersion: 'i.x/v1', kind: 'IT', name: infra },
+    });
+    const nodePool = (infra: string, budgets: unknown[] = [{ nodes: '100%' }]): UnstructuredObject => ({
+      apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'batch' },
+      spec: { disruption: { consolidateAfter: 'Never', budgets }, machineTemplate: template(infra) },
+    });
+    const standalone = (name: string, infra: string, nodeName: string): UnstructuredObject => ({
+      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
+      metadata: { name, namespace: NS, labels: { 'headroom.dev/nodepool': 'batch' }, annotations: { [NODEPOOL_HASH_ANNOTATION]: nodePoolTemplateHash(parseNodePool(nodePool(infra)).machineTemplate!) } },
+      spec: { clusterName: 'test' }, status: { nodeRef: { name: nodeName } },
+    });
+
+    it('a standalone Machine whose NodePool template changed is replaced: a new Machine first, then the old one drained and deleted', async () => {
+      const objs = emptyClusterObjects();
+      objs.nodePools = [nodePool('tpl-b')];
+      objs.machines = [standalone('sm-a', 'tpl-a', 'sn-a')];
+      objs.nodes = [node('sn-a')];
+      objs.pods = [bound('web', 'sn-a', 'ReplicaSet')];
+      const created: Array<{ name: string; nodePool: string; reason: string }> = [];
+      const deleted: string[] = [];
+      const actuator = new RecordingActuator();
+      actuator.createMachine = async (r) => { created.push({ name: r.name, nodePool: r.nodePool, reason: r.reason }); return r.name; };
+      actuator.deleteStandaloneMachine = async (m: MachineRef, reason: string) => { deleted.push(`${m.name}@${m.nodeName}: ${reason}`); };
+      const { d, clock, nodes } = disruptor(objs, actuator);
+      await clock.advance(1000);
+      await d.pass();
+      // Its pod has nowhere else to go: one new Machine of the pool (current template) first; the old node waits, tainted.
+      expect(created).to.have.length(1);
+      expect(created[0]!.nodePool).to.equal('batch');
+      expect(created[0]!.reason).to.match(/^Drifted: Machine default\/sm-a was made from an older template of NodePool batch/);
+      expect([...nodes.tainted]).to.deep.equal(['sn-a']);
+      expect(deleted).to.deep.equal([]);
+      expect(d.disrupting().get('sn-a')).to.match(/waiting for its replacement/);
+      // A second pass while the new Machine has no Node: nothing more is created, nothing deleted.
+      objs.machines = [...objs.machines, { ...standalone(created[0]!.name, 'tpl-b', 'unused'), status: {} }];
+      await clock.advance(1000);
+      await d.pass();
+      expect(created).to.have.length(1);
+      expect(deleted).to.deep.equal([]);
+      // The new Machine's node is Ready: the old Machine is deleted, for drift.
+      objs.machines = [objs.machines[0]!, standalone(created[0]!.name, 'tpl-b', 'sn-new')];
+      objs.nodes = [...objs.nodes, node('sn-new')];
+      await clock.advance(1000);
+      const r = await d.pass();
+      expect(deleted).to.deep.equal(['sm-a@sn-a: node drifted from its NodePool template']);
+      expect(r.removals.map((x) => [x.node, x.reason])).to.deep.equal([['sn-a', 'Drifted']]);
+    });
+
+    it('a drifted node whose pods fit elsewhere is simply removed; a Drifted budget of 0 holds it; a Machine of the current template is left alone', async () => {
+      const objs = (budgets?: unknown[]) => {
+        const o = emptyClusterObjects();
+        o.nodePools = [nodePool('tpl-b', budgets)];
+        o.machines = [standalone('sm-a', 'tpl-a', 'sn-a'), standalone('sm-b', 'tpl-b', 'sn-b')];
+        o.nodes = [node('sn-a'), node('sn-b')];
+        o.pods = [bound('web', 'sn-a', 'ReplicaSet'), bound('other', 'sn-b', 'ReplicaSet')];
+        return o;
+      };
+      const run = async (o: ClusterObjects) => {
+        const deleted: string[] = [];
+        const actuator = new RecordingActuator();
+        actuator.deleteStandaloneMachine = async (m: MachineRef) => { deleted.push(m.name); };
+        const { d, clock } = disruptor(o, actuator);
+        await clock.advance(1000);
+        return { r: await d.pass(), deleted };
+      };
+      const fits = await run(objs());
+      expect(fits.deleted).to.deep.equal(['sm-a']);
+      const held = await run(objs([{ nodes: '100%' }, { nodes: '0', reasons: ['Drifted'] }]));
+      expect(held.deleted).to.deep.equal([]);
+      expect(held.r.kept).to.deep.include({ node: 'sn-a', why: 'disruption budget of NodePool batch allows 0 node(s) at once', reason: 'Drifted', blockedBy: 'budget' });
+    });
+
+    it('leaves the nodes of a MachineDeployment that CAPI is rolling out to CAPI (no removal), and removes again once it is done', async () => {
+      const objs = cluster();
+      const set = (name: string, replicas: number): UnstructuredObject => ({
+        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet',
+        metadata: { name, namespace: NS, labels: { 'cluster.x-k8s.io/deployment-name': 'md' }, ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment', name: 'md', uid: 'uid-md', controller: true }] },
+        spec: { clusterName: 'test', replicas, selector: {}, template: { spec: { clusterName: 'test', bootstrap: { dataSecretName: 'x' }, infrastructureRef: { apiGroup: 'i.x', kind: 'IT', name: 'i' } } } },
+      });
+      objs.nodeGroups = [...objs.nodeGroups, set('md-old', 2), set('md-new', 1)];
+      const { d, clock, actuator, lines } = disruptor(objs);
+      await clock.advance(60_000);
+      expect((await d.pass()).removals).to.deep.equal([]);
+      expect(actuator.deletes).to.deep.equal([]);
+      expect(lines.map((l) => l.message)).to.include('MachineDeployment default/md is rolling out (2 MachineSets have Machines): its nodes are left to Cluster API');
+      objs.nodeGroups = [objs.nodeGroups[0]!, set('md-old', 0), set('md-new', 3)];
+      expect((await d.pass()).removals.map((r) => r.node)).to.deep.equal(['n-1']);
     });
   });
 
