@@ -64,7 +64,7 @@ export interface ControllerOptions {
   /** See ProvisionerOptions.solveDeadlineMs. Default 60 s. */
   solveDeadlineMs?: number;
   /** Provisioning failures: see ProvisionerOptions (max node provision time, back-off, unhealthy nodes). */
-  provisioning?: Pick<ProvisionerOptions, 'maxNodeProvisionMs' | 'backoff' | 'unhealthyNodeMs'>;
+  provisioning?: Pick<ProvisionerOptions, 'maxNodeProvisionMs' | 'backoff' | 'unhealthyNodeMs' | 'scaleUpEffect'>;
   /** /healthz fails when the leader's demand waits longer than this for a cycle. Default 5 min. */
   livenessStallMs?: number;
   registry?: Registry;

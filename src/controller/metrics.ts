@@ -86,6 +86,12 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
     labelNames: ['kind', 'namespace', 'name'] as const,
     registers: [registry],
   });
+  const ineffectiveScaleUps = new Counter({
+    name: `${p}scale_ups_ineffective_total`,
+    help: 'Scale-ups whose new nodes came up Ready but could not take the pods that triggered them, by node group; each backs the group off.',
+    labelNames: ['kind', 'namespace', 'name'] as const,
+    registers: [registry],
+  });
   const nodesCreated = new Counter({
     name: `${p}nodes_created_total`,
     help: 'Nodes Headroom asked for (replicas added, standalone Machines created), by NodePool and reason (provisioned: pending pods; predicted: buffers, bookings, forecasts).',
@@ -234,6 +240,10 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
         if (u.added) nodesCreated.inc({ nodepool: u.nodePool ?? '', reason: u.cause ?? 'provisioned' }, u.added);
       }
       for (const f of r.provisionFailures ?? []) if (!f.error) nodesTerminated.inc({ nodepool: f.nodePool ?? '', reason: f.kind });
+      for (const x of r.ineffectiveScaleUps ?? []) {
+        const [kind = '', namespace = '', name = ''] = x.group.split('/');
+        ineffectiveScaleUps.inc({ kind, namespace, name });
+      }
     },
     observeDisruption(r) {
       if (r.skipped) return;

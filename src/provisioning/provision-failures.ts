@@ -188,18 +188,25 @@ export function pausedGroups(objects: ClusterObjects): Map<string, string> {
  * scale-ups; it never causes a write.
  */
 export class GroupBackoff {
-  private readonly state = new Map<string, { failures: number; until: number }>();
+  private readonly state = new Map<string, { failures: number; until: number; cause: string }>();
 
   constructor(private readonly initialMs = 300_000, private readonly maxMs = 1_800_000) {}
 
-  /** Records a failure of `groupId` at `now`; returns the end of its back-off. */
-  fail(groupId: string, now: number): number {
+  /** Records a failure of `groupId` at `now` (`cause` says why, for messages); returns the end of its back-off. */
+  fail(groupId: string, now: number, cause = 'a failed provision'): number {
     const prev = this.state.get(groupId);
     // Failures after a back-off has long expired start over.
     const failures = prev && now - prev.until < this.maxMs ? prev.failures + 1 : 1;
     const until = now + Math.min(this.maxMs, this.initialMs * 2 ** (failures - 1));
-    this.state.set(groupId, { failures, until });
+    this.state.set(groupId, { failures, until, cause });
     return until;
+  }
+
+  /** The group proved it works (a new node of it took a pod): forgets its failures. True if it was backing off. */
+  recover(groupId: string, now: number): boolean {
+    const prev = this.state.get(groupId);
+    this.state.delete(groupId);
+    return prev !== undefined && prev.until > now;
   }
 
   /** Groups backing off at `now`, with until when. */
@@ -207,6 +214,11 @@ export class GroupBackoff {
     const out = new Map<string, number>();
     for (const [id, s] of this.state) if (s.until > now) out.set(id, s.until);
     return out;
+  }
+
+  /** Why `groupId` last backed off. */
+  causeOf(groupId: string): string | undefined {
+    return this.state.get(groupId)?.cause;
   }
 }
 

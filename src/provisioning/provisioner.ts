@@ -17,6 +17,7 @@ import { standaloneMachineName, withStandalonePools } from './standalone.js';
 import {
   DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, machineFailure, pausedGroups,
 } from './provision-failures.js';
+import { DEFAULT_SCALE_UP_EFFECT, judgeScaleUp, newNodeNames, readyTimes, type ScaleUpEffectOptions, type ScaleUpRecord } from './scale-up-effect.js';
 import { NODEPOOL_LABEL } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { Log, LogSubject } from '../api/log.js';
@@ -70,6 +71,8 @@ export interface ProvisionerOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** A Node NotReady this long stops counting as capacity. Default 5 min. */
   unhealthyNodeMs?: number;
+  /** When a scale-up whose new nodes take none of its pods counts as not helping (the group backs off). */
+  scaleUpEffect?: ScaleUpEffectOptions;
 }
 
 export interface CycleReport {
@@ -94,6 +97,13 @@ export interface CycleReport {
   termEnded?: boolean;
   /** Machines given up on this cycle (failed, or not Ready within the max provision time). */
   provisionFailures?: Array<{ machine: string; group: string; nodePool?: string; kind: 'failed' | 'timeout'; error?: string }>;
+  /**
+   * Scale-ups whose new nodes came up Ready but cannot take the pods that triggered
+   * them (a taint they do not tolerate, say): each group backs off until `until`.
+   */
+  ineffectiveScaleUps?: Array<{ group: string; nodePool?: string; nodes: string[]; pending: number; reason: string; until: number }>;
+  /** Groups whose back-off ended because a new node of theirs took a pod. */
+  recoveredGroups?: string[];
   /** Groups not scaled up this cycle, with why (paused, backing off). */
   held?: Record<string, string>;
   unschedulable: number;
@@ -198,6 +208,9 @@ function predictedOutcome(report: CycleReport, snapshot: ClusterSnapshot, plan: 
   report.predictedUnplaced = unplaced;
 }
 
+/** Scale-ups remembered for judging at most (each holds its pods' keys). */
+const MAX_SCALE_UP_RECORDS = 1000;
+
 export class Provisioner {
   private readonly batcher: Batcher;
   private readonly opts: Required<Omit<ProvisionerOptions, 'extraPendingPods'>> & Pick<ProvisionerOptions, 'extraPendingPods'>;
@@ -212,11 +225,14 @@ export class Provisioner {
   private waitingSince: number | undefined;
   private cycleSince: number | undefined;
   private readonly explained = new Map<string, number>();
+  /** Scale-ups written for pending pods, until judged helpful or moot (memory that only delays scale-ups). */
+  private scaleUpRecords: ScaleUpRecord[] = [];
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
     this.opts = {
       batch: DEFAULT_BATCH, observeTimeoutMs: 10_000, resyncMs: 30_000, solveDeadlineMs: DEFAULT_SOLVE_DEADLINE_MS,
       maxNodeProvisionMs: DEFAULT_MAX_NODE_PROVISION_MS, backoff: { initialMs: 300_000, maxMs: 1_800_000 }, unhealthyNodeMs: DEFAULT_UNHEALTHY_NODE_MS,
+      scaleUpEffect: DEFAULT_SCALE_UP_EFFECT,
       ...options,
     };
     this.backoff = new GroupBackoff(this.opts.backoff.initialMs, this.opts.backoff.maxMs);
@@ -382,7 +398,7 @@ export class Provisioner {
   private heldGroups(objects: ClusterObjects, now: number): Map<string, string> {
     const held = pausedGroups(objects);
     for (const [id, until] of this.backoff.active(now)) {
-      if (!held.has(id)) held.set(id, `${id} is backing off after a failed provision until ${new Date(until).toISOString()}`);
+      if (!held.has(id)) held.set(id, `${id} is backing off after ${this.backoff.causeOf(id) ?? 'a failed provision'} until ${new Date(until).toISOString()}`);
     }
     for (const [id, why] of held) {
       const key = `held:${id}:${why.includes('paused') ? 'paused' : 'backoff'}`;
@@ -393,6 +409,49 @@ export class Provisioner {
       this.deps.actuator.notifyGroup?.({ kind, namespace, name }, { type: 'Warning', reason: 'NotScaledUp', action: 'ScaleUp', note: why });
     }
     return held;
+  }
+
+  /**
+   * Judges the scale-ups written for pending pods (scale-up-effect.ts): a group whose
+   * new nodes took none of its pods and cannot take them backs off, with a Warning
+   * event; one whose new node took a pod stops backing off.
+   */
+  private judgeScaleUps(snapshot: ClusterSnapshot, objects: ClusterObjects, report: CycleReport): Map<string, string> {
+    const settling = new Map<string, string>();
+    if (this.scaleUpRecords.length === 0) return settling;
+    const now = this.deps.clock.now();
+    const readySince = readyTimes(objects.nodes, newNodeNames(this.scaleUpRecords, snapshot));
+    const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool]));
+    const kept: ScaleUpRecord[] = [];
+    for (const record of this.scaleUpRecords) {
+      const outcome = judgeScaleUp(record, snapshot, readySince, now, this.opts.scaleUpEffect);
+      const [kind, namespace, name] = record.groupId.split('/') as [NodeGroupRef['kind'], string, string];
+      const group: NodeGroupRef = { kind, namespace, name };
+      if (outcome.kind === 'waiting') {
+        kept.push(record);
+      } else if (outcome.kind === 'settling') {
+        kept.push(record);
+        settling.set(record.groupId, `new node(s) ${outcome.nodes.join(', ')} of ${record.groupId} are Ready but cannot take the pods that triggered them yet; waiting to see whether they do`);
+      } else if (outcome.kind === 'did-not-help') {
+        const until = this.backoff.fail(record.groupId, now, 'a scale-up that did not help its pods');
+        record.didNotHelpAt = now;
+        kept.push(record);
+        const nodePool = poolOf.get(record.groupId);
+        (report.ineffectiveScaleUps ??= []).push({ group: record.groupId, ...(nodePool ? { nodePool } : {}), nodes: outcome.nodes, pending: outcome.pending, reason: outcome.reason, until });
+        const note = `scale-up did not help: ${outcome.pending} pod(s) that triggered it are still pending and ${outcome.reason}; `
+          + `${record.groupId} backs off until ${new Date(until).toISOString()}`;
+        this.log(note, group);
+        this.deps.actuator.notifyGroup?.(group, { type: 'Warning', reason: 'ScaleUpDidNotHelp', action: 'ScaleUp', note });
+      } else if (outcome.kind === 'helped' && this.backoff.recover(record.groupId, now)) {
+        (report.recoveredGroups ??= []).push(record.groupId);
+        const note = `new node ${outcome.nodes[0]} took pods: ${record.groupId} no longer backs off`;
+        this.log(note, group);
+        this.explained.delete(`held:${record.groupId}:backoff`);
+        this.deps.actuator.notifyGroup?.(group, { type: 'Normal', reason: 'ScaleUpHelped', action: 'ScaleUp', note });
+      }
+    }
+    this.scaleUpRecords = kept;
+    return settling;
   }
 
   /** Throws once the term has ended: called just before each write. */
@@ -457,12 +516,13 @@ export class Provisioner {
     }
     let objects = state.objects();
     if (await this.replaceFailedProvisions(objects, report)) objects = state.objects();
-    const held = this.heldGroups(objects, clock.now());
-    if (held.size) report.held = Object.fromEntries(held);
     const extraPendingPods = this.opts.extraPendingPods?.(objects);
     // Most cycles (the resync, a burst already placed) find nothing to do; say so
-    // without building the snapshot, which converts every pod and node.
-    if (!extraPendingPods?.length && !objects.pods.some(mayBeDemand)) {
+    // without building the snapshot, which converts every pod and node (unless a
+    // past scale-up still waits to be judged on it).
+    if (!extraPendingPods?.length && this.scaleUpRecords.length === 0 && !objects.pods.some(mayBeDemand)) {
+      const held = this.heldGroups(objects, clock.now());
+      if (held.size) report.held = Object.fromEntries(held);
       report.skipped = 'no-pending-pods';
       return done();
     }
@@ -474,6 +534,11 @@ export class Provisioner {
     });
     const withPools = withStandalonePools(built, objects);
     const standalone = withPools.standalone;
+    // Judged before the held groups are read, so a group found not helping is held this cycle.
+    const settling = this.judgeScaleUps(withPools.snapshot, objects, report);
+    const held = this.heldGroups(objects, clock.now());
+    for (const [id, why] of settling) if (!held.has(id)) held.set(id, why);
+    if (held.size) report.held = Object.fromEntries(held);
     // Paused and backing-off groups cannot grow, unhealthy nodes take no pods: the solver plans around them.
     const snapshot = holdCapacity(withPools.snapshot, held, objects, clock.now(), this.opts.unhealthyNodeMs);
     report.pendingPods = snapshot.pendingPods.length;
@@ -502,6 +567,19 @@ export class Provisioner {
     }
 
     const written: Observation[] = [];
+    const nodesOfGroup = new Map<string, Set<string>>();
+    for (const n of snapshot.nodes) {
+      if (n.inFlight || !n.groupId) continue;
+      let set = nodesOfGroup.get(n.groupId);
+      if (!set) nodesOfGroup.set(n.groupId, (set = new Set()));
+      set.add(n.name);
+    }
+    const remember = (groupId: string, pods: readonly PodRef[]) => {
+      if (pods.length === 0 || this.scaleUpRecords.length >= MAX_SCALE_UP_RECORDS) return;
+      this.scaleUpRecords.push({
+        groupId, writtenAt: clock.now(), pods: pods.map((p) => `${p.namespace}/${p.name}`), nodesBefore: nodesOfGroup.get(groupId) ?? new Set(),
+      });
+    };
     // Serial on purpose: one group at a time, each re-read before it is written.
     const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool]));
     for (const up of enforceLimits(snapshot, plan.scaleUps)) {
@@ -529,6 +607,7 @@ export class Provisioner {
           if (create > 0) {
             this.stats.scaleUps++;
             written.push({ pool: { namespace: pool.namespace, name: pool.nodePool }, replicas: entry.result.replicas });
+            remember(id, pods);
           }
           actuator.notifyPods?.(pods, {
             type: 'Normal', reason: 'TriggeredScaleUp', action: 'CreateMachine',
@@ -544,6 +623,7 @@ export class Provisioner {
         if (result.written) {
           this.stats.scaleUps++;
           written.push({ group, replicas: result.replicas });
+          if (entry.added > 0) remember(id, pods);
         }
         actuator.notifyPods?.(pods, {
           type: 'Normal', reason: 'TriggeredScaleUp', action: 'ScaleUp',

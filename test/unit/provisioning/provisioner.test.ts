@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import type { CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
@@ -55,6 +55,10 @@ class MemoryActuator implements CapiActuator {
   async deleteMachine(): Promise<ScaleResult> { throw new Error('unused'); }
   async createMachine(): Promise<string> { throw new Error('unused'); }
   async deleteStandaloneMachine(_m: MachineRef): Promise<void> { throw new Error('unused'); }
+  groupEvents: Array<{ group: string; type: string; reason: string; note: string }> = [];
+  notifyGroup(g: NodeGroupRef, ev: { type: string; reason: string; note: string }) {
+    this.groupEvents.push({ group: g.name, type: ev.type, reason: ev.reason, note: ev.note });
+  }
   warnings: Array<{ pods: string[]; reason: string; note: string }> = [];
   notifyPods(pods: readonly PodRef[], ev?: { type: string; reason: string; note: string }) {
     if (ev?.type === 'Warning') this.warnings.push({ pods: pods.map((p) => p.name), reason: ev.reason, note: ev.note });
@@ -150,6 +154,100 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     const p = new Provisioner({ state, actuator: act, clock, solve, ready: () => false });
     expect((await p.cycle()).skipped).to.equal('not-synced');
     expect(act.calls).to.deep.equal([]);
+  });
+});
+
+describe('Provisioner: a scale-up whose new nodes cannot take its pods backs the group off (runaway scale-up)', () => {
+  const CHAOS = { key: 'chaos/unusable', value: 'true', effect: 'NoExecute' };
+  /** A Machine of MachineDeployment md with its Node, Ready since `readyAt`. */
+  function machineWithNode(state: MemoryState, name: string, readyAt: number, taints: Array<typeof CHAOS> = []) {
+    state.update('nodes', (o) => {
+      o.machines = [...o.machines, {
+        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
+        metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/deployment-name': 'md', 'cluster.x-k8s.io/cluster-name': 'test' } },
+        spec: { clusterName: 'test' }, status: { nodeRef: { name } },
+      }];
+      o.nodes = [...o.nodes, {
+        metadata: { name, creationTimestamp: new Date(readyAt), annotations: { 'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-namespace': 'default' } },
+        spec: { taints },
+        status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(readyAt) }] },
+      } as V1Node];
+    });
+  }
+  const bind = (state: MemoryState, names: string[], node: string) => state.update('pods', (o) => {
+    o.pods = o.pods.map((p) => (names.includes(p.metadata!.name!) ? { ...p, spec: { ...p.spec!, nodeName: node } } : p));
+  });
+
+  /**
+   * One healthy node (full) and then every new node NoExecute-tainted, as Karpenter's
+   * chaos suite does: the learned template drops the taint (the healthy node lacks
+   * it), so on capacity alone every cycle would add another node for the same pods.
+   */
+  it('marks the group as not helping once its new Ready nodes take none of the pods, backs it off with an event, and recovers when a new node takes pods', async () => {
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 1, min: 1, max: 40, cpu: '4', memory: '16Gi' })], 4);
+    machineWithNode(state, 'old', clock.now() - 600_000);
+    state.update('pods', (o) => { o.pods = [...o.pods, { ...pendingPod('default', 'big', '4'), metadata: { name: 'big', namespace: 'default', uid: 'ubig' }, spec: { ...pendingPod('default', 'big', '4').spec, nodeName: 'old' } } as V1Pod]; });
+    const act = new MemoryActuator(state);
+    const reports: CycleReport[] = [];
+    const p = new Provisioner({ state, actuator: act, clock, solve, onCycle: (r) => reports.push(r) }, { resyncMs: 0 });
+    const r1 = await p.cycle();
+    expect(r1.scaleUps.map((u) => [u.from, u.result?.replicas])).to.deep.equal([[1, 2]]);
+    machineWithNode(state, 'new-1', clock.now() + 5000, [CHAOS]);
+
+    await clock.advance(20_000);
+    const waiting = await p.cycle();
+    expect(waiting.ineffectiveScaleUps, 'within the settle time').to.equal(undefined);
+    expect(waiting.scaleUps, 'nothing added while the new node settles').to.deep.equal([]);
+    expect(waiting.held?.['MachineDeployment/default/md']).to.match(/new-1 .* Ready but cannot take the pods/);
+
+    await clock.advance(20_000);
+    const r2 = await p.cycle();
+    expect(r2.scaleUps, 'the group backs off instead of adding a third node').to.deep.equal([]);
+    expect(r2.ineffectiveScaleUps?.map((x) => [x.group, x.nodes, x.pending])).to.deep.equal([['MachineDeployment/default/md', ['new-1'], 4]]);
+    expect(r2.ineffectiveScaleUps![0]!.reason).to.contain('chaos/unusable=true:NoExecute');
+    expect(r2.ineffectiveScaleUps![0]!.until).to.equal(clock.now() + 300_000);
+    expect(r2.held?.['MachineDeployment/default/md']).to.match(/backing off after a scale-up that did not help/);
+    expect(act.groupEvents.filter((e) => e.reason === 'ScaleUpDidNotHelp').map((e) => [e.group, e.type])).to.deep.equal([['md', 'Warning']]);
+
+    // Later cycles keep holding it and do not renew the back-off for the same scale-up.
+    await clock.advance(60_000);
+    const r3 = await p.cycle();
+    expect(r3.scaleUps).to.deep.equal([]);
+    expect(r3.ineffectiveScaleUps).to.equal(undefined);
+
+    // The taint goes and the pods land on the new node: the group works again.
+    state.update('nodes', (o) => { o.nodes = o.nodes.map((n) => (n.metadata?.name === 'new-1' ? { ...n, spec: { taints: [] } } : n)); });
+    bind(state, ['p0', 'p1', 'p2', 'p3'], 'new-1');
+    const r4 = await p.cycle();
+    expect(r4.recoveredGroups).to.deep.equal(['MachineDeployment/default/md']);
+    expect(act.groupEvents.at(-1)).to.include({ group: 'md', type: 'Normal', reason: 'ScaleUpHelped' });
+    state.update('pods', (o) => { o.pods = [...o.pods, { ...pendingPod('default', 'later', '3'), metadata: { name: 'later', namespace: 'default', uid: 'ulater' } } as V1Pod]; });
+    const r5 = await p.cycle();
+    expect(r5.held, 'no longer held').to.equal(undefined);
+    expect(r5.scaleUps.map((u) => [u.from, u.result?.replicas])).to.deep.equal([[2, 3]]);
+  });
+
+  it('a second scale-up that does not help doubles the back-off', async () => {
+    const clock = new ManualClock();
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 1, min: 1, max: 40, cpu: '4', memory: '16Gi' })], 4);
+    machineWithNode(state, 'old', clock.now() - 600_000);
+    state.update('pods', (o) => { o.pods = [...o.pods, { ...pendingPod('default', 'big', '4'), metadata: { name: 'big', namespace: 'default', uid: 'ubig' }, spec: { ...pendingPod('default', 'big', '4').spec, nodeName: 'old' } } as V1Pod]; });
+    const act = new MemoryActuator(state);
+    const p = new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0, backoff: { initialMs: 60_000, maxMs: 600_000 } });
+    await p.cycle();
+    machineWithNode(state, 'new-1', clock.now(), [CHAOS]);
+    await clock.advance(31_000);
+    const first = await p.cycle();
+    expect(first.ineffectiveScaleUps?.[0]?.until).to.equal(clock.now() + 60_000);
+    await clock.advance(61_000);
+    const again = await p.cycle();
+    expect(again.scaleUps.map((u) => [u.from, u.result?.replicas]), 'tries again once the back-off ends').to.deep.equal([[2, 3]]);
+    machineWithNode(state, 'new-2', clock.now(), [CHAOS]);
+    await clock.advance(31_000);
+    const second = await p.cycle();
+    expect(second.ineffectiveScaleUps?.map((x) => x.nodes)).to.deep.equal([['new-2']]);
+    expect(second.ineffectiveScaleUps?.[0]?.until).to.equal(clock.now() + 120_000);
   });
 });
 
