@@ -428,8 +428,10 @@ export class Provisioner {
       const [kind, namespace, name] = record.groupId.split('/') as [NodeGroupRef['kind'], string, string];
       const group: NodeGroupRef = { kind, namespace, name };
       if (outcome.kind === 'waiting') {
+        if (outcome.usable) delete record.unusable;
         kept.push(record);
       } else if (outcome.kind === 'settling') {
+        record.unusable = { nodes: outcome.nodes, since: outcome.since, reason: outcome.reason };
         kept.push(record);
         settling.set(record.groupId, `new node(s) ${outcome.nodes.join(', ')} of ${record.groupId} are Ready but cannot take the pods that triggered them yet; waiting to see whether they do`);
       } else if (outcome.kind === 'did-not-help') {

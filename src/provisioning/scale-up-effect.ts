@@ -1,4 +1,5 @@
 import type { V1Node } from '@kubernetes/client-node';
+import { withoutDisruptionTaint } from '../api/disruption-taint.js';
 import type { ClusterSnapshot, SnapshotNode } from '../cluster/snapshot.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { addInto, fits, subtract, type Resources } from '../scheduling/resources.js';
@@ -27,6 +28,8 @@ export interface ScaleUpRecord {
   nodesBefore: ReadonlySet<string>;
   /** Set once judged not helping (the back-off is not renewed for the same record). */
   didNotHelpAt?: number;
+  /** New nodes last seen Ready and unable to take the pods (kept if they are then removed). */
+  unusable?: { nodes: string[]; since: number; reason: string };
 }
 
 export type ScaleUpOutcome =
@@ -35,9 +38,12 @@ export type ScaleUpOutcome =
   /** The triggering pods are gone or placed elsewhere, or the record is too old to judge. */
   | { kind: 'moot' }
   /** New nodes are not Ready yet, or the pods may still be bound there. */
-  | { kind: 'waiting' }
-  /** New nodes are Ready and cannot take the pods, but only just: the group adds nothing until they are judged. */
-  | { kind: 'settling'; nodes: string[] }
+  | { kind: 'waiting'; usable?: true }
+  /**
+   * New nodes are Ready (since `since`) and cannot take the pods, but only just: the group
+   * adds nothing until they are judged. The caller keeps this as the record's `unusable`.
+   */
+  | { kind: 'settling'; nodes: string[]; since: number; reason: string }
   | { kind: 'did-not-help'; nodes: string[]; pending: number; reason: string };
 
 export interface ScaleUpEffectOptions {
@@ -53,9 +59,10 @@ export const DEFAULT_SCALE_UP_EFFECT: Required<ScaleUpEffectOptions> = { settleM
 
 /** The first reason `pod` cannot run on `node`, or undefined when it can. */
 export function blockerOn(pod: SchedulingPod, node: SnapshotNode): string | undefined {
-  if (node.unschedulable) return `node ${node.name} is unschedulable`;
-  const taint = untoleratedTaint(node.taints, pod.tolerations);
+  // A taint first: a useless node Headroom is already removing is also unschedulable, and the taint says why.
+  const taint = untoleratedTaint(withoutDisruptionTaint(node.taints), pod.tolerations);
   if (taint) return `node ${node.name} has taint ${formatTaint(taint)} that the pods do not tolerate`;
+  if (node.unschedulable) return `node ${node.name} is unschedulable`;
   if (!nodeSelectorMatches(pod, node.labels, node.name)) return `node ${node.name} does not match the pods' node selector or affinity`;
   const used: Resources = {};
   for (const p of node.pods) addInto(used, p.requests);
@@ -84,7 +91,13 @@ export function judgeScaleUp(
   if (pending.length === 0) return { kind: 'moot' };
   if (record.didNotHelpAt !== undefined) return { kind: 'waiting' };
   const ready = newNodes.filter((n) => readySince.has(n.name));
-  if (ready.length === 0) return { kind: 'waiting' };
+  const seen = record.unusable;
+  if (ready.length === 0) {
+    // Seen unusable, then removed (emptiness takes an empty useless node within seconds): still judged.
+    if (!seen) return { kind: 'waiting' };
+    if (now - seen.since < o.settleMs) return { kind: 'settling', ...seen };
+    return { kind: 'did-not-help', nodes: seen.nodes, pending: pending.length, reason: `${seen.reason} (since removed)` };
+  }
   const nodes = ready.map((n) => n.name);
   const readyFor = now - Math.min(...ready.map((n) => readySince.get(n.name)!));
   let reason: string | undefined;
@@ -93,14 +106,15 @@ export function judgeScaleUp(
       const blocker = blockerOn(pod, node);
       if (blocker === undefined) {
         // The pod could go there: give kube-scheduler until stuckMs before calling the node unusable.
-        if (readyFor < o.stuckMs) return { kind: 'waiting' };
+        if (readyFor < o.stuckMs) return { kind: 'waiting', usable: true };
         return { kind: 'did-not-help', nodes, pending: pending.length, reason: `the pods are still pending ${Math.round(readyFor / 1000)} s after the new nodes were Ready` };
       }
       reason ??= blocker;
     }
   }
   // Startup taints and labels settle a moment after Ready: until then hold the group, judge after.
-  if (readyFor < o.settleMs) return { kind: 'settling', nodes };
+  const since = Math.min(seen?.since ?? Infinity, now - readyFor);
+  if (now - since < o.settleMs) return { kind: 'settling', nodes, since, reason: reason! };
   return { kind: 'did-not-help', nodes, pending: pending.length, reason: reason! };
 }
 

@@ -86,6 +86,11 @@ export interface MachineFixtureOptions {
    * InsufficientCapacity in status.deprecated.v1beta1 (spot capacity refused).
    */
   readonly machineOutcome?: (machine: { name: string; labels: Record<string, string> }) => MachineOutcome;
+  /**
+   * Taints a Machine's Node is born with beyond its group's (a node that comes up
+   * unusable: a CNI that never starts, Karpenter's chaos taint), invisible in the group.
+   */
+  readonly bootTaints?: (machine: { name: string; labels: Record<string, string> }) => V1Taint[];
 }
 
 export type MachineOutcome = 'boot' | 'never' | 'fail';
@@ -119,6 +124,7 @@ export class MachineFixture extends ReconcileLoop {
   private readonly defaultCapacity: Readonly<Record<string, string>>;
   private readonly now: () => number;
   private readonly machineOutcome: NonNullable<MachineFixtureOptions['machineOutcome']>;
+  private readonly bootTaints: MachineFixtureOptions['bootTaints'];
   /** Machine uid -> when first seen without a Node. */
   private readonly firstSeen = new Map<string, number>();
   /** MachinePool uid -> due times of instances not yet booted. */
@@ -131,6 +137,7 @@ export class MachineFixture extends ReconcileLoop {
     this.ns = opts.namespace;
     this.bootDelayMs = opts.bootDelayMs ?? 1000;
     this.machineOutcome = opts.machineOutcome ?? (() => 'boot');
+    this.bootTaints = opts.bootTaints;
     this.drainTimeoutMs = opts.drainTimeoutMs ?? 30_000;
     this.defaultCapacity = opts.defaultCapacity ?? DEFAULT_CAPACITY;
     this.now = opts.now ?? Date.now;
@@ -260,7 +267,8 @@ export class MachineFixture extends ReconcileLoop {
       }
       const group = groupOfMachine(m, mss, mds);
       const spec = (m.spec ?? {}) as { failureDomain?: string; taints?: V1Taint[] };
-      await this.createNode(name, group, m.metadata.labels ?? {}, spec.taints ?? [], spec.failureDomain, {
+      const bootTaints = this.bootTaints?.({ name, labels: m.metadata.labels ?? {} }) ?? [];
+      await this.createNode(name, group, m.metadata.labels ?? {}, [...(spec.taints ?? []), ...bootTaints], spec.failureDomain, {
         [MACHINE_ANNOTATION]: name,
       });
       return; // status follows on the next pass, once the Node is listed

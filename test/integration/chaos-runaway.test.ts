@@ -1,49 +1,62 @@
 import { expect } from 'chai';
 import type { V1Node } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { Informer } from '../../src/kube/informer.js';
+import { eventually } from '../harness/wait.js';
 import type { ControlPlane } from '../harness/control-plane.js';
 import { sharedControlPlane } from './hooks.js';
 import { faultScenario, type FaultScenario } from './fault-scenario.js';
 
 /**
  * Issue 17, chaos as Karpenter tests it ("runaway scale-up"): every node the group
- * brings up is tainted NoExecute at once by the test (Karpenter's chaos suite does the
- * same with a taint controller), so it helps no pending pod. Over 5 minutes the live
- * node count must stay bounded: Headroom must not keep adding nodes for pods that the
- * new nodes cannot take. Once with emptiness (WhenEmpty) and once with consolidation
- * (WhenEmptyOrUnderutilized), both at once, each in its own namespace with its own
- * in-process controller. 12 one-cpu pods need 3 four-cpu nodes; the group's max is 40.
+ * brings up carries a NoExecute taint from birth (Karpenter's chaos suite adds it with a
+ * taint controller), so it helps no pending pod. The group starts with one
+ * healthy, untainted node, so the shape Headroom learns from the group's Ready nodes
+ * does not carry the taint: on capacity alone every cycle would add nodes for the same
+ * pods. What bounds the count is the back-off (scale-up-effect.ts): the scale-up is
+ * judged not helping (a ScaleUpDidNotHelp Event, headroom_scale_ups_ineffective_total)
+ * and the group stops growing. Over 5 minutes, once with emptiness (WhenEmpty) and once
+ * with consolidation (WhenEmptyOrUnderutilized), both at once, each in its own namespace
+ * with its own in-process controller. 12 one-cpu pods; the healthy node takes 3, the
+ * rest need 3 more four-cpu nodes; the group's max is 40.
  * HEADROOM_CHAOS_MINUTES=N runs longer (or shorter).
  */
 const MINUTES = Number(process.env.HEADROOM_CHAOS_MINUTES ?? 5);
 const CHAOS_TAINT = { key: 'chaos.headroom.dev/unusable', value: 'true', effect: 'NoExecute' };
-/** Twice what the pods need; a runaway reaches the group's max (40). */
-const NODE_BOUND = 6;
+/** The healthy node plus twice the nodes the pods need; a runaway reaches the group's max (40). */
+const NODE_BOUND = 7;
+/** Nodes created over the run: one scale-up, and one more after a back-off ends; a runaway adds a few every cycle. */
+const CREATED_BOUND = 6;
 
-async function runaway(s: FaultScenario, policy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized') {
+/** Whether a scenario's fixture taints new nodes yet (off until the healthy node exists). */
+interface ChaosSwitch { on: boolean }
+
+async function runaway(s: FaultScenario, policy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized', chaos: ChaosSwitch) {
   await s.client.request('POST', '/apis/headroom.dev/v1alpha1/nodepools', {
     body: {
       apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: s.ns },
       spec: { nodeGroupSelector: { matchLabels: { pool: s.ns } }, disruption: { consolidationPolicy: policy, consolidateAfter: '5s' } },
     },
   });
-  await s.createGroup({ name: 'md', replicas: 0, min: 0, max: 40, cpu: '4', memory: '16Gi', labels: { pool: s.ns } });
-  // The taint controller: every node of the group gets the NoExecute taint as soon as it appears.
+  await s.createGroup({ name: 'md', replicas: 1, min: 1, max: 40, cpu: '4', memory: '16Gi', labels: { pool: s.ns } });
+  const healthy = await eventually('the group\'s first (healthy) node', async () => {
+    const list = await s.client.get<{ items: V1Node[] }>('/api/v1/nodes', { labelSelector: s.nodeSelector });
+    return list.items.length > 0 ? new Set(list.items.map((n) => n.metadata!.name!)) : undefined;
+  }, { timeoutMs: 60_000 });
+  // Every later node of the group is born with the NoExecute taint (the fixture's
+  // bootTaints: Karpenter's chaos taint controller, without the window in which
+  // kube-scheduler could bind a pod before the taint lands).
+  chaos.on = true;
   const nodes = new Informer<V1Node>(s.client, { group: '', version: 'v1', plural: 'nodes', labelSelector: s.nodeSelector });
   const created = new Set<string>();
   nodes.onChange((ch) => {
-    const n = ch.object as V1Node | undefined;
-    const name = n?.metadata?.name;
-    if (!n || !name || ch.type === 'DELETED') return;
-    created.add(name);
-    if (n.spec?.taints?.some((t) => t.key === CHAOS_TAINT.key)) return;
-    void s.client.request('PATCH', `/api/v1/nodes/${name}`, {
-      contentType: 'application/merge-patch+json', body: { spec: { taints: [...(n.spec?.taints ?? []), CHAOS_TAINT] } },
-    }).catch(() => undefined);
+    const name = (ch.object as V1Node | undefined)?.metadata?.name;
+    if (name && ch.type !== 'DELETED' && !healthy.has(name)) created.add(name);
   });
   nodes.start();
   await nodes.waitForSync();
-  const ctl = await s.startController({ disruption: { intervalMs: 2000 } });
+  const registry = new Registry();
+  await s.startController({ disruption: { intervalMs: 2000 }, registry });
   await s.createPods('p', 12, '1');
   const samples: number[] = [];
   const end = Date.now() + MINUTES * 60_000;
@@ -52,8 +65,13 @@ async function runaway(s: FaultScenario, policy: 'WhenEmpty' | 'WhenEmptyOrUnder
     await new Promise((r) => setTimeout(r, 2000));
   }
   nodes.stop();
-  void ctl;
-  return { peak: Math.max(...samples), created: created.size, last: samples.at(-1) ?? 0, peakReplicas: s.invariants.peakReplicas.get('md') ?? 0 };
+  const ineffective = ((await registry.getSingleMetric('headroom_scale_ups_ineffective_total')?.get())?.values ?? []).reduce((a, v) => a + v.value, 0);
+  const events = (await s.client.get<{ items: Array<{ reason: string; note?: string; regarding: { name: string } }> }>(`/apis/events.k8s.io/v1/namespaces/${s.ns}/events`))
+    .items.filter((e) => e.regarding.name === 'md' && e.reason === 'ScaleUpDidNotHelp');
+  return {
+    peak: Math.max(...samples), created: created.size, last: samples.at(-1) ?? 0, peakReplicas: s.invariants.peakReplicas.get('md') ?? 0,
+    ineffective, events: events.length, firstNote: events[0]?.note ?? '',
+  };
 }
 
 describe(`chaos: runaway scale-up, every new node NoExecute-tainted (emptiness and consolidation at once, shared control plane, ${MINUTES} min)`, function () {
@@ -72,14 +90,24 @@ describe(`chaos: runaway scale-up, every new node NoExecute-tainted (emptiness a
     }
   });
 
-  it(`the live node count stays at most ${NODE_BOUND} over ${MINUTES} min with emptiness and with consolidation (max size 40)`, async function () {
+  it(`the group backs off (ScaleUpDidNotHelp, headroom_scale_ups_ineffective_total): at most ${CREATED_BOUND} tainted nodes created and ${NODE_BOUND} live over ${MINUTES} min with emptiness and with consolidation (max size 40)`, async function () {
     this.timeout(MINUTES * 60_000 + 180_000);
-    const [empty, consolidate] = await Promise.all(['chaos-empty', 'chaos-consolidate'].map((prefix) => faultScenario({ adminKc: cp.kubeConfig(), prefix, fixture: { bootDelayMs: 1000 } })));
+    const switches = [{ on: false }, { on: false }] as const;
+    const [empty, consolidate] = await Promise.all((['chaos-empty', 'chaos-consolidate'] as const).map((prefix, i) => faultScenario({
+      adminKc: cp.kubeConfig(), prefix, fixture: { bootDelayMs: 1000, bootTaints: () => (switches[i]!.on ? [CHAOS_TAINT] : []) },
+    })));
     scenarios.push(empty!, consolidate!);
-    const [a, b] = await Promise.all([runaway(empty!, 'WhenEmpty'), runaway(consolidate!, 'WhenEmptyOrUnderutilized')]);
-    console.log(`      [measure] runaway, emptiness: peak ${a.peak} live nodes (peak replicas ${a.peakReplicas}), ${a.created} nodes created in ${MINUTES} min, ${a.last} at the end; consolidation: peak ${b.peak} (peak replicas ${b.peakReplicas}), ${b.created} created, ${b.last} at the end`);
-    expect(a.peak, 'emptiness: live nodes').to.be.at.most(NODE_BOUND);
-    expect(b.peak, 'consolidation: live nodes').to.be.at.most(NODE_BOUND);
+    const [a, b] = await Promise.all([runaway(empty!, 'WhenEmpty', switches[0]), runaway(consolidate!, 'WhenEmptyOrUnderutilized', switches[1])]);
+    for (const [name, r] of [['emptiness', a], ['consolidation', b]] as const) {
+      console.log(`      [measure] runaway, ${name}: peak ${r.peak} live nodes (peak replicas ${r.peakReplicas}), ${r.created} tainted nodes created in ${MINUTES} min, ${r.last} at the end; ${r.ineffective} ineffective scale-up(s), ${r.events} ScaleUpDidNotHelp event(s): ${r.firstNote}`);
+    }
+    for (const [name, r] of [['emptiness', a], ['consolidation', b]] as const) {
+      expect(r.ineffective, `${name}: scale-ups judged not helping (headroom_scale_ups_ineffective_total)`).to.be.at.least(1);
+      expect(r.events, `${name}: ScaleUpDidNotHelp events on the group`).to.be.at.least(1);
+      expect(r.firstNote, name).to.contain(CHAOS_TAINT.key);
+      expect(r.created, `${name}: tainted nodes created`).to.be.at.most(CREATED_BOUND);
+      expect(r.peak, `${name}: live nodes`).to.be.at.most(NODE_BOUND);
+    }
     expect(empty!.invariants.violations).to.deep.equal([]);
     expect(consolidate!.invariants.violations).to.deep.equal([]);
   });

@@ -12,11 +12,13 @@ import {
 } from '../harness/kwok-provider.js';
 import { createTestNamespace } from '../harness/namespace.js';
 import { strandedPodInvariant } from './invariant.js';
+import { InvariantChecker } from '../harness/invariants.js';
 import { eventually, isNodeReady } from '../harness/wait.js';
 import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
+import type { CycleReport } from '../../src/provisioning/provisioner.js';
 import { MAX, MIN, deployment, pendingPod } from './controller-objects.js';
 
 /**
@@ -78,14 +80,20 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       bootstrap: { dataSecretName: KWOK_BOOTSTRAP_SECRET },
       infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: templateName },
     });
-    const machineDeployment = (name: string, o: { replicas: number; min: number; max: number; template: string; annotations?: Record<string, string>; labels?: Record<string, string>; strategy?: unknown }) =>
+    const machineDeployment = (name: string, o: {
+      replicas: number; min: number; max: number; template: string; annotations?: Record<string, string>; labels?: Record<string, string>; strategy?: unknown;
+      failureDomain?: string; machineAnnotations?: Record<string, string>;
+    }) =>
       kubeRequest<UnstructuredObject>(kc, 'POST', capi('machinedeployments'), {
         apiVersion: CAPI, kind: 'MachineDeployment',
         metadata: { name, annotations: { [MIN]: String(o.min), [MAX]: String(o.max), ...o.annotations } },
         spec: {
           clusterName: 'test', replicas: o.replicas,
           selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': name } },
-          template: { metadata: { labels: { ...o.labels, 'cluster.x-k8s.io/deployment-name': name } }, spec: machineSpec(o.template) },
+          template: {
+            metadata: { labels: { ...o.labels, 'cluster.x-k8s.io/deployment-name': name }, ...(o.machineAnnotations ? { annotations: o.machineAnnotations } : {}) },
+            spec: { ...machineSpec(o.template), ...(o.failureDomain ? { failureDomain: o.failureDomain } : {}) },
+          },
           ...(o.strategy ? { rollout: { strategy: o.strategy } } : {}),
         },
       });
@@ -535,6 +543,62 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       expect((scaled[0]!.spec?.template as { spec: { infrastructureRef: { name: string } } }).spec.infrastructureRef.name).to.equal('b');
       expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'))).spec?.replicas).to.equal(4);
     } finally {
+      await s.cleanup();
+    }
+  });
+
+  /**
+   * Issue 17, chaos: a zone fails. Three MachineDeployments, one per failure domain;
+   * zone-a's (4-cpu nodes, the others 8-cpu) is the cheapest, so the solver picks it
+   * first, and the kwok provider never boots its Machines (template annotation
+   * kwok.headroom.dev/outcome: NeverBoot, which reaches every Machine CAPI makes). Its
+   * max node provision time is 10 s. After that timeout Headroom removes the Machines
+   * (delete-machine and a lower replica count; CAPI's MachineSet controller deletes
+   * them), the group backs off, and the pods get capacity in zones b and c.
+   */
+  it('zone failure (~1 min): zone-a\'s Machines never boot; after its 10 s provision timeout CAPI removes them, zone-a backs off and 12 pods run in zones b and c', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-zone');
+    const invariants = await InvariantChecker.start({ kubeConfig: kc, namespace: s.ns, nodeLabelSelector: kwokNodeSelector({ namespace: s.ns }) });
+    const cycles: CycleReport[] = [];
+    try {
+      await s.template('small', { capacity: { cpu: '4', memory: '16Gi', pods: '110' } });
+      await s.template('large', { capacity: { cpu: '8', memory: '32Gi', pods: '110' } });
+      for (const zone of ['zone-a', 'zone-b', 'zone-c']) {
+        await s.machineDeployment(`md-${zone}`, {
+          replicas: 0, min: 0, max: 6, template: zone === 'zone-a' ? 'small' : 'large', failureDomain: zone,
+          annotations: { 'cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime': '10s' },
+          ...(zone === 'zone-a' ? { machineAnnotations: { 'kwok.headroom.dev/outcome': 'NeverBoot' } } : {}),
+        });
+      }
+      await s.startController({ onCycle: (r) => cycles.push(r), disruption: false, provisioning: { backoff: { initialMs: 120_000, maxMs: 240_000 } } });
+      const replicas = async (name: string) => (await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', name))).spec?.replicas as number;
+      const t0 = Date.now();
+      await s.createPods('p', 12, '1');
+      await eventually('zone-a scaled up first', async () => (await replicas('md-zone-a')) > 0, { timeoutMs: 60_000, intervalMs: 200 });
+      const zoneAPeak = await replicas('md-zone-a');
+      const pods = await s.allRunning(12);
+      const placedMs = Date.now() - t0;
+      const zoneOf = new Map((await s.nodes()).map((n) => [n.metadata!.name!, n.metadata?.labels?.['topology.kubernetes.io/zone']]));
+      const zones = pods.map((p) => zoneOf.get(p.spec!.nodeName!));
+      // CAPI deletes the given-up Machines; zone-a gets no new one while it backs off.
+      await eventually('CAPI removed zone-a\'s Machines', async () => (await s.machines()).every((m) => m.metadata?.labels?.['cluster.x-k8s.io/deployment-name'] !== 'md-zone-a'), { timeoutMs: 60_000 });
+      await new Promise((r) => setTimeout(r, 5000));
+      const failures = cycles.flatMap((c) => c.provisionFailures ?? []);
+      const writesToA = cycles.flatMap((c) => c.scaleUps).filter((u) => u.name === 'md-zone-a' && u.result?.written);
+      const heldA = cycles.some((c) => Object.keys(c.held ?? {}).includes(`MachineDeployment/${s.ns}/md-zone-a`));
+      console.log(`      [measure] zone failure (real CAPI): zone-a scaled to ${zoneAPeak} first; ${failures.length} Machine(s) given up (${[...new Set(failures.map((f) => f.kind))].join(', ')}); 12 pods Running ${placedMs} ms after creation in ${[...new Set(zones)].sort().join(', ')}; replicas a/b/c ${await replicas('md-zone-a')}/${await replicas('md-zone-b')}/${await replicas('md-zone-c')}; scale-ups of zone-a ${writesToA.length}`);
+      expect(zones.every((z) => z === 'zone-b' || z === 'zone-c'), `zones ${zones.join(',')}`).to.equal(true);
+      expect(failures.length).to.be.greaterThan(0);
+      expect(failures.every((f) => f.kind === 'timeout' && f.group === `MachineDeployment/${s.ns}/md-zone-a` && !f.error), JSON.stringify(failures)).to.equal(true);
+      expect(await replicas('md-zone-a')).to.equal(0);
+      expect(writesToA, 'zone-a scaled up once, then backed off').to.have.length(1);
+      expect(heldA, 'zone-a reported held (backing off)').to.equal(true);
+      // Not before the provision timeout: the Machines had their 10 s.
+      expect(placedMs).to.be.at.least(10_000);
+      expect(invariants.violations).to.deep.equal([]);
+    } finally {
+      invariants.stop();
       await s.cleanup();
     }
   });

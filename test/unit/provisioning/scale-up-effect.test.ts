@@ -34,10 +34,21 @@ describe('scale-up effect (did the new nodes help the pods that triggered them)'
   it('a Ready new node the pods cannot use (untolerated taint): settling, then did-not-help with the taint as reason', () => {
     const s = snapshot([node('old'), node('new', { taints: [TAINT] })], [pod('a'), pod('b')]);
     const ready = new Map([['new', T + 10_000]]);
-    expect(judgeScaleUp(record, s, ready, T + 20_000)).to.deep.equal({ kind: 'settling', nodes: ['new'] });
+    const settling = judgeScaleUp(record, s, ready, T + 20_000);
+    expect(settling).to.deep.equal({ kind: 'settling', nodes: ['new'], since: T + 10_000, reason: 'node new has taint chaos=x:NoExecute that the pods do not tolerate' });
     const r = judgeScaleUp(record, s, ready, T + 40_000);
     expect(r).to.deep.include({ kind: 'did-not-help', nodes: ['new'], pending: 2 });
     expect((r as { reason: string }).reason).to.equal('node new has taint chaos=x:NoExecute that the pods do not tolerate');
+  });
+
+  it('a node seen unusable and then removed (emptiness) is still judged: settling until the settle time, then did-not-help', () => {
+    const seen: ScaleUpRecord = { ...record, unusable: { nodes: ['new'], since: T + 10_000, reason: 'node new has taint chaos=x:NoExecute that the pods do not tolerate' } };
+    const gone = snapshot([node('old')], [pod('a'), pod('b')]);
+    expect(judgeScaleUp(seen, gone, new Map(), T + 30_000).kind).to.equal('settling');
+    expect(judgeScaleUp(seen, gone, new Map(), T + 40_000)).to.deep.equal({
+      kind: 'did-not-help', nodes: ['new'], pending: 2, reason: 'node new has taint chaos=x:NoExecute that the pods do not tolerate (since removed)',
+    });
+    expect(judgeScaleUp(record, gone, new Map(), T + 40_000).kind, 'never seen: waiting').to.equal('waiting');
   });
 
   it('names cordoned, too-small and label-mismatched nodes too; a tolerated taint is no blocker', () => {
@@ -45,6 +56,8 @@ describe('scale-up effect (did the new nodes help the pods that triggered them)'
     const at = T + 60_000;
     const reasonOf = (n: SnapshotNode, p = pod('a')) => (judgeScaleUp(record, snapshot([n], [p]), ready, at) as { reason?: string }).reason;
     expect(reasonOf(node('new', { unschedulable: true }))).to.match(/unschedulable/);
+    // Being removed by Headroom (its disruption taint) and chaos-tainted: the chaos taint is the reason.
+    expect(reasonOf(node('new', { unschedulable: true, taints: [{ key: 'headroom.dev/disrupted', effect: 'NoSchedule' }, TAINT] }))).to.match(/chaos=x:NoExecute/);
     expect(reasonOf(node('new', { allocatable: { cpu: 500, pods: 110 } }))).to.match(/no room/);
     expect(reasonOf(node('new'), pod('a', 1000, { nodeSelector: { zone: 'b' } }))).to.match(/node selector/);
     const tolerant = pod('a', 1000, { tolerations: [{ key: 'chaos', operator: 'Exists' }] });
