@@ -6,16 +6,17 @@ import { resolveMachineSetGroup } from '../cluster/node-machine-map.js';
  * MachineDeployments that Cluster API is rolling out: their nodes are CAPI's to replace,
  * so no disruption decision (emptiness, consolidation, expiry, drift) takes them until
  * the rollout is over, as Cluster Autoscaler leaves them alone. A MachineDeployment is
- * rolling out when more than one of its MachineSets has (or wants) Machines, when it
- * reports fewer up-to-date replicas than replicas, or when its RollingOut condition is
- * True. Pure.
+ * rolling out while more than one of its MachineSets has (or wants) Machines, or while
+ * its v1beta1 `updatedReplicas` (the newest MachineSet's Machines) is below its
+ * replicas. Not used: v1beta2's `upToDateReplicas` and `RollingOut` condition. Real CAPI
+ * v1.14 keeps them at 0 and True for good when a Machine differs from the template in
+ * a way no new MachineSet will fix (e.g. the Node's kubelet version against an unset
+ * spec.version), which would hold the nodes for ever (docs/adr/0084-drift.md). Pure.
  */
 
 interface DeploymentStatus {
   replicas?: unknown;
-  upToDateReplicas?: unknown;
   updatedReplicas?: unknown;
-  conditions?: Array<{ type?: unknown; status?: unknown }>;
   deprecated?: { v1beta1?: { updatedReplicas?: unknown } };
 }
 
@@ -25,11 +26,10 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
 function statusRollout(md: UnstructuredObject): string | undefined {
   const s = md.status as DeploymentStatus | undefined;
   if (!s) return undefined;
-  if (s.conditions?.some((c) => c.type === 'RollingOut' && c.status === 'True')) return 'its RollingOut condition is True';
   const replicas = num(s.replicas);
-  // v1beta2 upToDateReplicas; v1beta1 updatedReplicas (kept under deprecated.v1beta1 in v1beta2).
-  const upToDate = num(s.upToDateReplicas) ?? num(s.updatedReplicas) ?? num(s.deprecated?.v1beta1?.updatedReplicas);
-  if (replicas !== undefined && upToDate !== undefined && upToDate < replicas) return `${upToDate} of its ${replicas} Machines are up to date`;
+  // v1beta1 updatedReplicas, kept under deprecated.v1beta1 in v1beta2.
+  const updated = num(s.updatedReplicas) ?? num(s.deprecated?.v1beta1?.updatedReplicas);
+  if (replicas !== undefined && updated !== undefined && updated < replicas) return `${updated} of its ${replicas} Machines are from its newest MachineSet`;
   return undefined;
 }
 

@@ -18,6 +18,7 @@ import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
+import type { DisruptionReport } from '../../src/disruption/disruptor.js';
 import type { CycleReport } from '../../src/provisioning/provisioner.js';
 import { MAX, MIN, deployment, pendingPod } from './controller-objects.js';
 
@@ -465,6 +466,47 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       }
       expect(failed.metadata?.name).to.equal(now.get('fails')!.metadata?.name);
       expect((await s.nodes()).map((n) => n.metadata?.name)).to.deep.equal([nodeRefOf(now.get('boots')!)]);
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('rollout held: while CAPI rolls a MachineDeployment out (stuck on a Machine that never boots), Headroom removes none of its empty nodes; after the rollback it does', async function () {
+    this.timeout(240_000);
+    const s = await scenario('capi-rollhold', 300);
+    try {
+      await s.template('a', { capacity: { cpu: '2', memory: '4Gi' } });
+      await s.template('b', { capacity: { cpu: '2', memory: '4Gi' }, nodeLabels: { generation: 'b' } });
+      await s.machineDeployment('md', { replicas: 2, min: 1, max: 3, template: 'a', strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } });
+      await s.machinesWithNodes(2);
+      // The rollout's new Machine never boots: with maxUnavailable 0, CAPI keeps both old ones and the rollout stays under way.
+      await kubeRequest(kc, 'PATCH', s.capi('machinedeployments', 'md'), {
+        spec: { template: { metadata: { annotations: { 'kwok.headroom.dev/outcome': 'NeverBoot' } }, spec: { infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: 'b' } } } },
+      });
+      await eventually('a second MachineSet with a Machine', async () => (await list(s.capi('machinesets'))).length === 2 && (await s.machines()).length === 3, { timeoutMs: 30_000 });
+      const reports: DisruptionReport[] = [];
+      const logs: string[] = [];
+      await s.startController({ disruption: { intervalMs: 1000, settleMs: 200, defaultConsolidateAfterMs: 2000 }, onDisruption: (r) => reports.push(r), log: (m) => logs.push(m) });
+      // Both old nodes are empty well past consolidateAfter: without the rollout they would go.
+      await new Promise((r) => setTimeout(r, 12_000));
+      const md = () => kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machinedeployments', 'md'));
+      expect((await md()).spec?.replicas).to.equal(2);
+      expect(reports.flatMap((r) => r.removals)).to.deep.equal([]);
+      expect(reports.length).to.be.greaterThan(5);
+      expect(logs.some((l) => /MachineDeployment .*\/md is rolling out .*left to Cluster API/.test(l))).to.equal(true);
+      // Rolled back: CAPI scales the new MachineSet away; the rollout is over and the empty nodes go again, down to min size.
+      const rolledBackAt = Date.now();
+      await kubeRequest(kc, 'PATCH', s.capi('machinedeployments', 'md'), {
+        spec: { template: { metadata: { annotations: { 'kwok.headroom.dev/outcome': null } }, spec: { infrastructureRef: { apiGroup: KWOK_INFRA_GROUP, kind: 'KwokMachineTemplate', name: 'a' } } } },
+      });
+      await eventually('md at min size (1) after the rollback', async () => (await md()).spec?.replicas === 1, { timeoutMs: 90_000, intervalMs: 500 }).catch(async (err: Error) => {
+        const sets = (await list<UnstructuredObject>(s.capi('machinesets'))).map((x) => `${x.metadata?.name} spec ${JSON.stringify(x.spec?.replicas)} status ${JSON.stringify(x.status)}`);
+        const ms = (await s.machines()).map((m) => `${m.metadata?.name} deleting ${Boolean(m.metadata?.deletionTimestamp)} node ${nodeRefOf(m)}`);
+        throw new Error(`${err.message}\nMD status ${JSON.stringify((await md()).status)}\n${sets.join('\n')}\n${ms.join('\n')}\n${logs.slice(-8).join('\n')}\n${JSON.stringify(reports.at(-1))}`);
+      });
+      const removals = reports.flatMap((r) => r.removals);
+      expect(removals.map((r) => r.reason)).to.deep.equal(['Empty']);
+      console.log(`      [measure] rollout held: 0 removals in 12 s of stuck rollout (${reports.length} passes); an empty node removed ${Date.now() - rolledBackAt} ms after the rollback`);
     } finally {
       await s.cleanup();
     }
