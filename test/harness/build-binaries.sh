@@ -20,8 +20,6 @@
 # --check: build nothing; print the directory if the Kubernetes binaries are there,
 # else exit 3 (build-cluster-api.sh --check answers for the CAPI manager).
 set -euo pipefail
-CHECK_ONLY=0
-[[ "${1:-}" == --check ]] && CHECK_ONLY=1
 
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
@@ -31,8 +29,9 @@ CAPI_VERSION="${CAPI_VERSION:-v1.14.0}"
 BINARIES=(kube-apiserver kube-scheduler kube-controller-manager etcd kwok helm)
 
 log() { echo "[build-binaries] $*" >&2; }
-
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/build-lib.sh" "$@"
+
 build_cluster_api() {
   [[ $CHECK_ONLY == 1 ]] && return 0
   CAPI_VERSION="$CAPI_VERSION" bash "$HERE/build-cluster-api.sh" >/dev/null
@@ -67,48 +66,18 @@ if [[ $CHECK_ONLY == 1 ]]; then
   exit 3
 fi
 
-command -v go >/dev/null || { echo "go is required to build the test binaries (or set HEADROOM_TEST_ASSETS)" >&2; exit 1; }
+require_go "the test binaries" HEADROOM_TEST_ASSETS
 mkdir -p "$OUT"
-export GOFLAGS="-mod=mod" GOTOOLCHAIN=local CGO_ENABLED=0
 
 have() { [[ -x "$OUT/$1" ]]; }
-k8s_staging_minor="v0.${K8S_VERSION#v1.}"
 
 build_k8s() {
   local missing=()
   for b in kube-apiserver kube-scheduler kube-controller-manager; do have "$b" || missing+=("$b"); done
   [[ ${#missing[@]} -eq 0 ]] && { log "kubernetes $K8S_VERSION: cached"; return; }
   local mod="$CACHE/tools/k8s-$K8S_VERSION"
-  mkdir -p "$mod"
-  if [[ ! -f "$mod/go.sum" ]]; then
-    log "kubernetes $K8S_VERSION: preparing tools module"
-    go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
-    local gomod
-    gomod="$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$K8S_VERSION.mod"
-    {
-      echo "module headroom.dev/testtools/k8s"
-      echo
-      echo "go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')"
-      echo
-      echo "require k8s.io/kubernetes $K8S_VERSION"
-      echo
-      # Every staging module the release replaces with a local path is served under
-      # its own v0.Y.Z version.
-      grep -E '^\s+k8s\.io/[a-z0-9-]+ => \./staging/' "$gomod" | awk -v v="$k8s_staging_minor" '{print "replace " $1 " => " $1 " " v}'
-    } > "$mod/go.mod"
-    cat > "$mod/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-)
-GO
-    (cd "$mod" && go mod tidy -e >&2)
-  fi
+  k8s_tools_module "$mod" headroom.dev/testtools/k8s "$K8S_VERSION" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
   for b in "${missing[@]}"; do
     log "kubernetes $K8S_VERSION: building $b (minutes on a cold cache)"
     (cd "$mod" && go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b")
@@ -124,17 +93,11 @@ build_etcd() {
   cat > "$mod/go.mod" <<GOMOD
 module headroom.dev/testtools/etcd
 
-go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
+$(go_directive)
 
 require go.etcd.io/etcd/server/v3 $ETCD_VERSION
 GOMOD
-  cat > "$mod/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import _ "go.etcd.io/etcd/server/v3"
-GO
+  write_tools_go "$mod" go.etcd.io/etcd/server/v3
   (cd "$mod" && go mod tidy -e >&2 && go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3)
   mv "$OUT/etcd.tmp" "$OUT/etcd"
 }

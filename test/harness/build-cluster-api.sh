@@ -14,10 +14,10 @@
 # Prints the directory on its last line of stdout.
 # --check: build nothing; print the directory if it is complete, else exit 3.
 set -euo pipefail
-CHECK_ONLY=0
-[[ "${1:-}" == --check ]] && CHECK_ONLY=1
 CAPI_VERSION="${CAPI_VERSION:-v1.14.0}"
 log() { echo "[build-cluster-api] $*" >&2; }
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/build-lib.sh" "$@"
 
 complete() { [[ -x "$1/cluster-api-manager" && -f "$1/crds/cluster.x-k8s.io_machinedeployments.yaml" && -f "$1/webhooks.yaml" ]]; }
 
@@ -38,8 +38,7 @@ if [[ $CHECK_ONLY == 1 ]]; then
   echo "the Cluster API manager is not built yet in $OUT" >&2
   exit 3
 fi
-command -v go >/dev/null || { echo "go is required to build the Cluster API manager (or set HEADROOM_CAPI_ASSETS)" >&2; exit 1; }
-export GOFLAGS="-mod=mod" GOTOOLCHAIN=local CGO_ENABLED=0
+require_go "the Cluster API manager" HEADROOM_CAPI_ASSETS
 start=$(date +%s)
 mkdir -p "$OUT"
 
@@ -53,19 +52,13 @@ if [[ ! -f "$mod/go.sum" ]]; then
   cat > "$mod/go.mod" <<GOMOD
 module headroom.dev/testtools/clusterapi
 
-go $(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
+$(go_directive)
 
 require sigs.k8s.io/cluster-api $CAPI_VERSION
 
 replace sigs.k8s.io/cluster-api/api => sigs.k8s.io/cluster-api/api $CAPI_VERSION
 GOMOD
-  cat > "$mod/tools.go" <<'GO'
-//go:build tools
-
-package tools
-
-import _ "sigs.k8s.io/cluster-api/core"
-GO
+  write_tools_go "$mod" sigs.k8s.io/cluster-api/core
   (cd "$mod" && go mod tidy -e >&2)
 fi
 if [[ ! -x "$OUT/cluster-api-manager" ]]; then
