@@ -41,6 +41,11 @@ export async function kubeRequest<T = unknown>(
   const url = new URL(path, cluster.server);
   const opts: Parameters<typeof request>[1] = { method, headers: { accept: 'application/json' } };
   await kc.applyToHTTPSOptions(opts);
+  // client-node sets a new Agent per call: a new TCP connection and TLS handshake for
+  // every request, paid by the apiserver too (the machine fixture lists five kinds every
+  // 100 ms). Node's global agent keeps connections alive, pooled by the TLS material
+  // (ca, cert, key, servername) that applyToHTTPSOptions left in `opts`.
+  delete opts.agent;
   const payload = body === undefined ? undefined : JSON.stringify(body);
   if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': contentType };
   for (let attempt = 1; ; attempt++) {
