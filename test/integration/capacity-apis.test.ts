@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
-import { sharedControlPlane } from './hooks.js';
+import { sharedClient } from './hooks.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
 import type { CycleReport } from '../../src/provisioning/provisioner.js';
@@ -35,11 +35,7 @@ describe('capacity APIs (CapacityBuffer, ProvisioningRequest) on a real control 
   let kc: KubeConfig;
   let client: KubeClient;
 
-  before(async function () {
-    this.timeout(180_000);
-    kc = (await sharedControlPlane()).kubeConfig();
-    client = new KubeClient(kc);
-  });
+  before(async function () { ({ kc, client } = await sharedClient(this)); });
   after(() => client.close());
 
   async function scenario(prefix: string) {

@@ -4,11 +4,11 @@ import { Registry } from 'prom-client';
 import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
 import { Informer } from '../../src/kube/informer.js';
 import { KubeClient } from '../../src/kube/kube-client.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { startControlPlane } from '../harness/control-plane.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually, isNodeReady, waitForReadyNodes } from '../harness/wait.js';
-import { sharedControlPlane } from './hooks.js';
+import { sharedClient } from './hooks.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
 import type { CycleReport } from '../../src/provisioning/provisioner.js';
 import { machineDeployment, machinePool, pendingPod, type GroupOptions } from './controller-objects.js';
@@ -27,16 +27,10 @@ const percentile = (xs: number[], p: number) => {
 };
 
 describe('headroom controller on a real control plane', function () {
-  let cp: ControlPlane;
   let kc: KubeConfig;
   let client: KubeClient;
 
-  before(async function () {
-    this.timeout(180_000);
-    cp = await sharedControlPlane();
-    kc = cp.kubeConfig();
-    client = new KubeClient(kc);
-  });
+  before(async function () { ({ kc, client } = await sharedClient(this)); });
   after(() => client.close());
 
   /** A namespace, a machine fixture in it, and controllers scoped to it. */

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
-import { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
-import { sharedControlPlane } from './hooks.js';
+import { sharedClient } from './hooks.js';
 import { Controller } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
@@ -24,11 +24,7 @@ describe('disruption on a real control plane', function () {
   let kc: KubeConfig;
   let client: KubeClient;
 
-  before(async function () {
-    this.timeout(180_000);
-    kc = (await sharedControlPlane()).kubeConfig();
-    client = new KubeClient(kc);
-  });
+  before(async function () { ({ kc, client } = await sharedClient(this)); });
   after(() => client.close());
   const invariant = strandedPodInvariant(() => client);
 

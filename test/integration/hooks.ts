@@ -14,6 +14,9 @@
  * every component's process group at exit). A file must therefore not depend on
  * which files ran before it on the same control plane: own namespaces and names.
  */
+import { loadavg } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/kube/kube-client.js';
 import { type ControlPlane, startControlPlane } from '../harness/control-plane.js';
 
 let shared: Promise<ControlPlane> | undefined;
@@ -29,6 +32,19 @@ export function sharedControlPlane(): Promise<ControlPlane> {
   return shared;
 }
 
+/**
+ * For a file's `before` hook: the shared control plane (its start counts against the
+ * hook's 180 s), its admin kubeconfig and a client on it; close the client in `after`.
+ *   before(async function () { ({ kc, client } = await sharedClient(this)); });
+ *   after(() => client.close());
+ */
+export async function sharedClient(hook: Mocha.Context): Promise<{ cp: ControlPlane; kc: KubeConfig; client: KubeClient }> {
+  hook.timeout(180_000);
+  const cp = await sharedControlPlane();
+  const kc = cp.kubeConfig();
+  return { cp, kc, client: new KubeClient(kc) };
+}
+
 export const mochaHooks = {
   beforeAll(): void {
     fileStart = Date.now();
@@ -38,7 +54,7 @@ export const mochaHooks = {
     if (inWorker) {
       // Once per file here: say how long it took (the slowest files set the suite's time).
       const file = this.test?.parent?.suites[0]?.file ?? '?';
-      console.log(`[file-time] ${((Date.now() - fileStart) / 1000).toFixed(1)} s ${file.replace(`${process.cwd()}/`, '')} (worker ${process.env.MOCHA_WORKER_ID})`);
+      console.log(`[file-time] ${((Date.now() - fileStart) / 1000).toFixed(1)} s ${file.replace(`${process.cwd()}/`, '')} (worker ${process.env.MOCHA_WORKER_ID}, load ${loadavg()[0]!.toFixed(1)})`);
       return;
     }
     if (!shared) return;

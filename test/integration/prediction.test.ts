@@ -3,15 +3,14 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
 import { ConfigMapStateStore } from '../../src/controller/model-store.js';
-import { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { observe } from '../../src/prediction/predictor.js';
 import { emptyPredictionState, serializePredictionState } from '../../src/prediction/state.js';
-import type { ControlPlane } from '../harness/control-plane.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually, isNodeReady } from '../harness/wait.js';
 import { machineDeployment } from './controller-objects.js';
-import { sharedControlPlane } from './hooks.js';
+import { sharedClient } from './hooks.js';
 
 /**
  * Prediction end to end on the real control plane: kube-controller-manager's CronJob
@@ -31,16 +30,10 @@ function runAtLeast(leadMs: number): { at: number; schedule: string } {
 }
 
 describe('prediction on a real control plane (CronJob controller, kwok nodes booting in 10 s)', function () {
-  let cp: ControlPlane;
   let kc: KubeConfig;
   let client: KubeClient;
 
-  before(async function () {
-    this.timeout(180_000);
-    cp = await sharedControlPlane();
-    kc = cp.kubeConfig();
-    client = new KubeClient(kc);
-  });
+  before(async function () { ({ kc, client } = await sharedClient(this)); });
   after(() => client.close());
 
   async function scenario(prefix: string, pool: Record<string, unknown>, price = '1') {

@@ -5,8 +5,8 @@ import { MachineFixture, fixtureNodeSelector, FIXTURE_GROUP_NAME_LABEL, type Mac
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { strandedPodInvariant } from './invariant.js';
 import { eventually } from '../harness/wait.js';
-import { sharedControlPlane } from './hooks.js';
-import { KubeClient } from '../../src/kube/kube-client.js';
+import { sharedClient } from './hooks.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { Controller } from '../../src/controller/controller.js';
 import type { CycleReport } from '../../src/provisioning/provisioner.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
@@ -21,11 +21,7 @@ describe('provisioning failures on a real control plane', function () {
   let kc: KubeConfig;
   let client: KubeClient;
 
-  before(async function () {
-    this.timeout(180_000);
-    kc = (await sharedControlPlane()).kubeConfig();
-    client = new KubeClient(kc);
-  });
+  before(async function () { ({ kc, client } = await sharedClient(this)); });
   after(() => client.close());
   const invariant = strandedPodInvariant(() => client);
 
