@@ -54,6 +54,12 @@ export interface NodeGroup {
   nodePool?: string;
   /** NodePool weight: higher is preferred before price is compared. */
   weight: number;
+  /**
+   * Median observed boot (Machine created -> Node Ready, ms) when enough were seen
+   * (provisioning/boot-times.ts): between groups equally priced for the demand, the
+   * solver prefers the one that boots sooner. Absent: unknown, no preference.
+   */
+  bootMs?: number;
 }
 
 export interface NodeTemplate {

@@ -11,6 +11,7 @@ import type { Plan } from '../packing/plan.js';
 import { isDemand } from '../scheduling/pod-demand.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
+import { BootTimes } from './boot-times.js';
 import type { Clock } from './clock.js';
 import { enforceLimits, type TrimmedScaleUp } from './limits.js';
 import { standaloneMachineName, withStandalonePools } from './standalone.js';
@@ -227,6 +228,7 @@ export class Provisioner {
   private readonly explained = new Map<string, number>();
   /** Scale-ups written for pending pods, until judged helpful or moot (memory that only delays scale-ups). */
   private scaleUpRecords: ScaleUpRecord[] = [];
+  private readonly bootTimes = new BootTimes();
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
     this.opts = {
@@ -517,6 +519,8 @@ export class Provisioner {
       return done();
     }
     let objects = state.objects();
+    // Every pass, pending pods or not: a burst's nodes may be gone before the next burst.
+    this.bootTimes.observe(objects);
     if (await this.replaceFailedProvisions(objects, report)) objects = state.objects();
     const extraPendingPods = this.opts.extraPendingPods?.(objects);
     // Most cycles (the resync, a burst already placed) find nothing to do; say so
@@ -542,7 +546,8 @@ export class Provisioner {
     for (const [id, why] of settling) if (!held.has(id)) held.set(id, why);
     if (held.size) report.held = Object.fromEntries(held);
     // Paused and backing-off groups cannot grow, unhealthy nodes take no pods: the solver plans around them.
-    const snapshot = holdCapacity(withPools.snapshot, held, objects, clock.now(), this.opts.unhealthyNodeMs);
+    // Observed boot times let the solver prefer, between equally priced groups, the one whose nodes come sooner.
+    const snapshot = this.bootTimes.annotate(holdCapacity(withPools.snapshot, held, objects, clock.now(), this.opts.unhealthyNodeMs));
     report.pendingPods = snapshot.pendingPods.length;
     if (snapshot.pendingPods.length === 0) {
       report.skipped = 'no-pending-pods';

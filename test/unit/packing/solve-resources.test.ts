@@ -201,4 +201,29 @@ describe('solve: existing nodes at scale and reasons', () => {
     expect(onExisting).to.equal(4800);
     expect(newNodes(plan)).to.deep.equal({ g: 7 });
   });
+
+  it('between groups equally priced for the demand, prefers the one observed to boot materially sooner', () => {
+    const withBoot = (small?: number, large?: number) => [
+      { ...group('small', { cpu: '2', memory: '8Gi', price: 0.1, max: 500 }), ...(small !== undefined ? { bootMs: small } : {}) },
+      { ...group('large', { cpu: '16', memory: '64Gi', price: 0.8 }), ...(large !== undefined ? { bootMs: large } : {}) },
+    ];
+    // 320 pods (the cost-aware packer alone) and 96 (small inputs also run FFD and keep the better plan).
+    for (const n of [320, 96]) {
+      const pods = replicas(`w${n}`, n, { cpu: '1', memory: '2Gi' });
+      const plan = (small?: number, large?: number) => solve(snapshot({ groups: withBoot(small, large), pendingPods: pods }));
+      // Unknown boot times: the same price either way, so fewer nodes.
+      expect(newNodes(plan()), `${n} pods, unknown`).to.deep.equal({ large: n / 16 });
+      // Small nodes seen Ready 30 s sooner: the same price, the pods wait less.
+      const faster = plan(90_000, 120_000);
+      expect(newNodes(faster), `${n} pods, small faster`).to.deep.equal({ small: n / 2 });
+      expect(faster.cost.addedPerHour).to.be.closeTo(plan().cost.addedPerHour, 1e-9);
+      // Large ones faster, a difference within the batching window, or only one known: as before.
+      expect(newNodes(plan(120_000, 90_000)), `${n} pods, large faster`).to.deep.equal({ large: n / 16 });
+      expect(newNodes(plan(90_000, 95_000)), `${n} pods, 5 s apart`).to.deep.equal({ large: n / 16 });
+      expect(newNodes(plan(90_000, undefined)), `${n} pods, large unknown`).to.deep.equal({ large: n / 16 });
+    }
+    // Never at a higher price: a dearer per-unit group is not chosen for booting sooner.
+    const dear = [{ ...group('small', { cpu: '2', memory: '8Gi', price: 0.12 }), bootMs: 60_000 }, { ...group('large', { cpu: '16', memory: '64Gi', price: 0.8 }), bootMs: 180_000 }];
+    expect(newNodes(solve(snapshot({ groups: dear, pendingPods: replicas('d', 320, { cpu: '1', memory: '2Gi' }) })))).to.deep.equal({ large: 20 });
+  });
 });
