@@ -18,7 +18,7 @@ import { standaloneMachineName, withStandalonePools } from './standalone.js';
 import {
   DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, machineFailure, pausedGroups,
 } from './provision-failures.js';
-import { DEFAULT_SCALE_UP_EFFECT, judgeScaleUp, newNodeNames, readyTimes, type ScaleUpEffectOptions, type ScaleUpRecord } from './scale-up-effect.js';
+import { DEFAULT_SCALE_UP_EFFECT, judgeScaleUp, judgeView, newNodeNames, readyTimes, type ScaleUpEffectOptions, type ScaleUpRecord } from './scale-up-effect.js';
 import { NODEPOOL_LABEL } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { Log, LogSubject } from '../api/log.js';
@@ -422,11 +422,12 @@ export class Provisioner {
     const settling = new Map<string, string>();
     if (this.scaleUpRecords.length === 0) return settling;
     const now = this.deps.clock.now();
-    const readySince = readyTimes(objects.nodes, newNodeNames(this.scaleUpRecords, snapshot));
+    const view = judgeView(snapshot);
+    const readySince = readyTimes(objects.nodes, newNodeNames(this.scaleUpRecords, view));
     const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool]));
     const kept: ScaleUpRecord[] = [];
     for (const record of this.scaleUpRecords) {
-      const outcome = judgeScaleUp(record, snapshot, readySince, now, this.opts.scaleUpEffect);
+      const outcome = judgeScaleUp(record, view, readySince, now, this.opts.scaleUpEffect);
       const [kind, namespace, name] = record.groupId.split('/') as [NodeGroupRef['kind'], string, string];
       const group: NodeGroupRef = { kind, namespace, name };
       if (outcome.kind === 'waiting') {

@@ -75,19 +75,44 @@ function isDaemonSetPod(p: SchedulingPod): boolean {
 }
 
 /**
- * Judges one record on the current snapshot. `readySince` maps the names of Ready
- * Nodes to when they became Ready.
+ * A snapshot indexed once per cycle for judging: existing nodes by group, real pending
+ * pods by key (a burst leaves one record per group; no record scans every node or pod).
+ */
+export interface JudgeView {
+  readonly nodesOfGroup: ReadonlyMap<string, readonly SnapshotNode[]>;
+  readonly pendingByKey: ReadonlyMap<string, SchedulingPod>;
+}
+
+export function judgeView(snapshot: ClusterSnapshot): JudgeView {
+  const nodesOfGroup = new Map<string, SnapshotNode[]>();
+  for (const n of snapshot.nodes) {
+    if (n.inFlight || !n.groupId) continue;
+    let list = nodesOfGroup.get(n.groupId);
+    if (!list) nodesOfGroup.set(n.groupId, (list = []));
+    list.push(n);
+  }
+  const pendingByKey = new Map<string, SchedulingPod>();
+  for (const p of snapshot.pendingPods) if (!p.predicted) pendingByKey.set(p.key, p);
+  return { nodesOfGroup, pendingByKey };
+}
+
+/**
+ * Judges one record on the current snapshot (as judgeView indexes it). `readySince`
+ * maps the names of Ready Nodes to when they became Ready.
  */
 export function judgeScaleUp(
-  record: ScaleUpRecord, snapshot: ClusterSnapshot, readySince: ReadonlyMap<string, number>, now: number, options: ScaleUpEffectOptions = {},
+  record: ScaleUpRecord, view: JudgeView, readySince: ReadonlyMap<string, number>, now: number, options: ScaleUpEffectOptions = {},
 ): ScaleUpOutcome {
   const o = { ...DEFAULT_SCALE_UP_EFFECT, ...options };
-  const newNodes = snapshot.nodes.filter((n) => n.groupId === record.groupId && !n.inFlight && !record.nodesBefore.has(n.name));
+  const newNodes = (view.nodesOfGroup.get(record.groupId) ?? []).filter((n) => !record.nodesBefore.has(n.name));
   const used = newNodes.filter((n) => n.pods.some((p) => !isDaemonSetPod(p)));
   if (used.length > 0) return { kind: 'helped', nodes: used.map((n) => n.name) };
   if (now - record.writtenAt > o.expireMs) return { kind: 'moot' };
-  const wanted = new Set(record.pods);
-  const pending = snapshot.pendingPods.filter((p) => !p.predicted && wanted.has(p.key));
+  const pending: SchedulingPod[] = [];
+  for (const key of record.pods) {
+    const p = view.pendingByKey.get(key);
+    if (p) pending.push(p);
+  }
   if (pending.length === 0) return { kind: 'moot' };
   if (record.didNotHelpAt !== undefined) return { kind: 'waiting' };
   const ready = newNodes.filter((n) => readySince.has(n.name));
@@ -136,18 +161,10 @@ export function readyTimes(nodes: readonly V1Node[], names: ReadonlySet<string>)
 }
 
 /** Names of the nodes of the records' groups that were not there when they were written. */
-export function newNodeNames(records: readonly ScaleUpRecord[], snapshot: ClusterSnapshot): Set<string> {
-  const byGroup = new Map<string, ScaleUpRecord[]>();
-  for (const r of records) {
-    let list = byGroup.get(r.groupId);
-    if (!list) byGroup.set(r.groupId, (list = []));
-    list.push(r);
-  }
+export function newNodeNames(records: readonly ScaleUpRecord[], view: JudgeView): Set<string> {
   const out = new Set<string>();
-  for (const n of snapshot.nodes) {
-    if (n.inFlight || !n.groupId) continue;
-    const rs = byGroup.get(n.groupId);
-    if (rs?.some((r) => !r.nodesBefore.has(n.name))) out.add(n.name);
+  for (const r of records) {
+    for (const n of view.nodesOfGroup.get(r.groupId) ?? []) if (!r.nodesBefore.has(n.name)) out.add(n.name);
   }
   return out;
 }

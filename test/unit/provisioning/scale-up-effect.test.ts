@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { V1Node } from '@kubernetes/client-node';
 import type { ClusterSnapshot, SnapshotNode } from '../../../src/cluster/snapshot.js';
 import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
-import { judgeScaleUp, newNodeNames, readyTimes, type ScaleUpRecord } from '../../../src/provisioning/scale-up-effect.js';
+import { judgeScaleUp, judgeView, newNodeNames, readyTimes, type JudgeView, type ScaleUpRecord } from '../../../src/provisioning/scale-up-effect.js';
 
 const G = 'MachineDeployment/ns/md';
 const T = 1_000_000;
@@ -18,8 +18,8 @@ function node(name: string, extra: Partial<SnapshotNode> = {}): SnapshotNode {
   return { name, groupId: G, labels: {}, taints: [], allocatable: { cpu: 4000, pods: 110 }, pods: [], inFlight: false, unschedulable: false, ...extra };
 }
 
-function snapshot(nodes: SnapshotNode[], pendingPods: SchedulingPod[]): ClusterSnapshot {
-  return { groups: [], nodes, pendingPods } as unknown as ClusterSnapshot;
+function snapshot(nodes: SnapshotNode[], pendingPods: SchedulingPod[]): JudgeView {
+  return judgeView({ groups: [], nodes, pendingPods } as unknown as ClusterSnapshot);
 }
 
 const record: ScaleUpRecord = { groupId: G, writtenAt: T, pods: ['ns/a', 'ns/b'], nodesBefore: new Set(['old']) };
