@@ -3,7 +3,7 @@ import { Controller } from '../controller/controller.js';
 import { DiscoverySpecError, discoverySpecs } from '../kube/discovery.js';
 import { SOLVER_PRIORITIES, SolverPool, type SolverPriority } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
-import { DEFAULT_SOLVE_DEADLINE_MS } from '../provisioning/provisioner.js';
+import { DEFAULT_SOLVE_DEADLINE_MS } from '../provisioning/solve-deadline.js';
 import { systemClock } from '../provisioning/clock.js';
 import { DemandIntake } from '../provisioning/demand-intake.js';
 import { LiveExtenderState } from '../controller/live-extender-state.js';

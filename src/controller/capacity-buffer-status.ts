@@ -7,7 +7,7 @@ import { StatusLoop } from './status-loop.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { capacityBufferStatus, mergeBufferStatus, type BufferPlacement, type BufferStatus } from '../provisioning/capacity-buffer-status.js';
 import { isBuiltinScalable, resolveCapacityBuffers, scalableTemplateName, type BufferResolution } from '../provisioning/capacity-buffers.js';
-import type { CycleReport } from '../provisioning/provisioner.js';
+import type { CycleReport } from '../provisioning/cycle-report.js';
 import type { Log } from '../api/log.js';
 
 /**

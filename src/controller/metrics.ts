@@ -5,7 +5,7 @@ import type { CapiCallObserver } from '../capi/metered-actuator.js';
 import type { DisruptionReport } from '../disruption/disruptor.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
 import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
-import type { CycleReport } from '../provisioning/provisioner.js';
+import type { CycleReport } from '../provisioning/cycle-report.js';
 import { ForecastScore } from './forecast-score.js';
 import type { PredictionPass } from './prediction-loop.js';
 import { METRIC_PREFIX } from '../server/metrics.js';

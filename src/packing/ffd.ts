@@ -4,6 +4,7 @@ import type { Bin } from './bins.js';
 import type { ClassLevel } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { PackingState } from './packing-state.js';
+import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
 import { type SolveOptions, emptyPlan } from './solve-options.js';
 
@@ -98,7 +99,7 @@ export function ffd(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan
     queue = failed;
   }
   st.rightSize();
-  return st.toPlan();
+  return toPlan(st);
 }
 
 function fitsAdded(cap: Record<string, number>, used: Record<string, number>, keys: string[], vals: number[]): boolean {

@@ -1,39 +1,37 @@
-// Over 400 lines: the solve's constructor (topology classes, existing bins, class
-// ladders bound to shared counters) and the static feasibility caches stay with the
-// state both packers drive; bins, topology, group room and right-sizing are apart.
 import type { V1Taint } from '@kubernetes/client-node';
-import type { ClusterSnapshot, SnapshotNode } from '../cluster/snapshot.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects } from '../scheduling/pod-affinity.js';
 import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
 import { type Resources, addInto, subtract } from '../scheduling/resources.js';
-import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { HARD_TAINT_EFFECTS, formatTaint, untoleratedTaint } from '../scheduling/taints.js';
 import { HOSTNAME, resolveSpread, spreadSelects } from '../scheduling/topology-spread.js';
 import { volumeTopologyReason } from '../scheduling/volume-topology.js';
 import type { Bin, GroupInfo } from './bins.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { GroupRoom } from './group-room.js';
-import type { Placement, Plan, ScaleUp, UnschedulablePod } from './plan.js';
+import type { UnschedulablePod } from './plan.js';
 import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
 import { rightSize } from './right-size.js';
+import { groupsByTopologyClass, topologyKeysInUse } from './topology-classes.js';
 import { type OwnerCounter, type SpreadRef, Topology } from './topology.js';
 
 const ALL_TAINT_EFFECTS: readonly string[] = [...HARD_TAINT_EFFECTS, 'PreferNoSchedule'];
 const EMPTY = new Uint8Array(0);
 
 /**
- * The mutable state of one solve, composed of its parts: the bins (bins.ts), the
+ * The mutable state of one solve, composed of its parts: the groups by topology
+ * class (topology-classes.ts), the bins (bins.ts), the
  * affinity / spread counters (Topology, which sees only a narrow view of this state),
  * group room and NodePool usage (GroupRoom) and right-sizing (right-size.ts). It
  * keeps the static feasibility caches per class level and group. Both packers (the
  * cost-aware one in solve.ts and the FFD baseline) drive it; it turns the result
- * into a Plan.
+ * into a Plan (to-plan.ts).
  */
 export class PackingState {
   readonly groups: GroupInfo[];
-  readonly tclasses: number[][] = [];
+  readonly tclasses: number[][];
   /** Group indices by NodePool weight (descending), then price. */
   readonly byWeightThenPrice: number[];
   readonly classes: ClassState[];
@@ -45,7 +43,7 @@ export class PackingState {
   readonly added: Int32Array;
   private readonly room: GroupRoom;
   private readonly topology: Topology;
-  readonly newBinsPerTclass: number[] = [];
+  readonly newBinsPerTclass: number[];
   readonly remainingDemand: Resources = {};
   readonly hostnameDemand = new Map<string, { remaining: number; cap: number }>();
   readonly unschedulable: UnschedulablePod[] = [];
@@ -65,43 +63,11 @@ export class PackingState {
     const ladders: RelaxationLevel[][] = classes.map((c) => relaxationLevels(c.proto, preferNoScheduleMatters));
 
     // Topology keys in use decide which groups are interchangeable when right-sizing.
-    const keys = new Set<string>();
-    for (const ladder of ladders) {
-      for (const l of ladder) {
-        for (const t of [...requiredAffinityTerms(l.pod), ...requiredAntiAffinityTerms(l.pod)]) keys.add(t.topologyKey);
-        for (const s of l.pod.topologySpreadConstraints) keys.add(s.topologyKey);
-      }
-    }
-    // Running pods with required anti-affinity (few): their terms repel pending pods.
-    const antiOwners: Array<{ pod: SchedulingPod; node: SnapshotNode }> = [];
-    for (const n of snapshot.nodes) {
-      for (const p of n.pods) {
-        const terms = p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-        if (!terms?.length) continue;
-        antiOwners.push({ pod: p, node: n });
-        for (const t of terms) keys.add(t.topologyKey);
-      }
-    }
-    keys.delete(HOSTNAME);
-    const topoKeys = [...keys].sort();
-
-    const tclassIndex = new Map<string, number>();
-    this.groups = snapshot.groups.map((group, index) => {
-      const labels = group.template.labels;
-      const tkey = JSON.stringify(topoKeys.map((k) => labels[k] ?? null));
-      let tclass = tclassIndex.get(tkey);
-      if (tclass === undefined) {
-        tclass = this.tclasses.length;
-        tclassIndex.set(tkey, tclass);
-        this.tclasses.push([]);
-        this.newBinsPerTclass.push(0);
-      }
-      this.tclasses[tclass]!.push(index);
-      return { index, group, capacity: subtract(group.template.allocatable, group.daemonSetOverhead), labels, taints: group.template.taints, tclass };
-    });
-    for (const members of this.tclasses) {
-      members.sort((a, b) => this.groups[a]!.group.pricePerHour - this.groups[b]!.group.pricePerHour || a - b);
-    }
+    const { keys: topoKeys, antiOwners } = topologyKeysInUse(ladders, snapshot.nodes);
+    const byClass = groupsByTopologyClass(snapshot.groups, topoKeys);
+    this.groups = byClass.groups;
+    this.tclasses = byClass.tclasses;
+    this.newBinsPerTclass = this.tclasses.map(() => 0);
     this.byWeightThenPrice = this.groups.map((g) => g.index).sort((a, b) => {
       const ga = this.groups[a]!.group;
       const gb = this.groups[b]!.group;
@@ -415,37 +381,5 @@ export class PackingState {
     if (cs.hostnameKey) this.hostnameDemand.get(cs.hostnameKey)!.remaining -= count;
     addInto(this.remainingDemand, cs.cls.req, -count);
     cs.remaining -= count;
-  }
-
-  toPlan(): Plan {
-    const next = new Map<number, number>();
-    const assigned = new Int32Array(this.classes.length);
-    const placements: Placement[] = [];
-    const take = (cl: ClassLevel, n: number): SchedulingPod[] => {
-      const i = cl.cls.index;
-      const out = cl.cls.pods.slice(assigned[i]!, assigned[i]! + n);
-      assigned[i] = assigned[i]! + n;
-      return out;
-    };
-    for (const bin of this.existingBins) for (const { cl, n } of bin.contents) for (const p of take(cl, n)) placements.push({ pod: p.key, node: bin.name });
-    // New nodes are numbered per group in the order the solve opened them.
-    let cost = 0;
-    for (const bin of this.newBins) {
-      if (bin.contents.length === 0) continue;
-      const g = this.groups[bin.gi]!.group;
-      const k = next.get(bin.gi) ?? 0;
-      next.set(bin.gi, k + 1);
-      cost += g.pricePerHour;
-      for (const { cl, n } of bin.contents) for (const p of take(cl, n)) placements.push({ pod: p.key, group: g.id, newNode: k });
-    }
-    const scaleUps: ScaleUp[] = [];
-    for (const g of this.groups) {
-      const n = next.get(g.index);
-      if (!n) continue;
-      scaleUps.push({ kind: g.group.kind, namespace: g.group.namespace, name: g.group.name, from: g.group.replicas, to: g.group.replicas + n });
-    }
-    const order = new Map(this.snapshot.pendingPods.map((p, i) => [p.key, i]));
-    const unschedulable = [...this.unschedulable].sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
-    return { scaleUps, placements, unschedulable, cost: { addedPerHour: Math.round(cost * 1e6) / 1e6 } };
   }
 }

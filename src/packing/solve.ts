@@ -5,6 +5,7 @@ import type { ClassLevel, ClassState } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { ffd } from './ffd.js';
 import { PackingState } from './packing-state.js';
+import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
 import { type SolveOptions, betterPlan, compareBoot, emptyPlan } from './solve-options.js';
 
@@ -99,7 +100,7 @@ function costAware(snapshot: ClusterSnapshot, options: SolveOptions): { plan: Pl
     pending = failed;
   }
   st.rightSize();
-  return { plan: st.toPlan(), infeasible };
+  return { plan: toPlan(st), infeasible };
 }
 
 /**

@@ -1,27 +1,27 @@
-// Over 400 lines: one loop with its safety rules (observe own writes, re-check limits,
-// leadership term, solve deadline, pod events) kept together so each rule is read next
-// to the write it guards.
-import type { V1Pod } from '@kubernetes/client-node';
+// Over 400 lines: the cycle orchestration (failed-provision replacement, held groups, judging past
+// scale-ups, solve under a deadline, writes, observation); the scale-up judging (issue 17) landed
+// while it was being split and is the next piece to move out.
 import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
 import { buildSnapshot, type SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
-import type { ClusterStateSource, StateChange } from '../cluster/state.js';
+import type { ClusterStateSource } from '../cluster/state.js';
 import type { Plan } from '../packing/plan.js';
-import { isDemand } from '../scheduling/pod-demand.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import { BootTimes } from './boot-times.js';
 import type { Clock } from './clock.js';
-import { enforceLimits, type TrimmedScaleUp } from './limits.js';
-import { standaloneMachineName, withStandalonePools } from './standalone.js';
+import { predictedOutcome, type CycleReport } from './cycle-report.js';
+import { showsWrites, waitUntil } from './observe-writes.js';
 import {
-  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, machineFailure, pausedGroups,
+  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, pausedGroups,
 } from './provision-failures.js';
 import { DEFAULT_SCALE_UP_EFFECT, judgeScaleUp, judgeView, newNodeNames, readyTimes, type ScaleUpEffectOptions, type ScaleUpRecord } from './scale-up-effect.js';
-import { NODEPOOL_LABEL } from '../api/nodepool.js';
-import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { Log, LogSubject } from '../api/log.js';
+import { executeScaleUps } from './scale-up.js';
+import { DEFAULT_SOLVE_DEADLINE_MS, TermEndedError, checkTerm, solveWithin, type SolveFn } from './solve-deadline.js';
+import { withStandalonePools } from './standalone.js';
+import { isTrigger, mayBeDemand } from './triggers.js';
 
 /**
  * The provisioning loop: batch triggers -> snapshot -> solve -> actuate.
@@ -37,17 +37,6 @@ import type { Log, LogSubject } from '../api/log.js';
  * - max sizes and NodePool limits are re-checked on the fresh snapshot
  *   (enforceLimits), and the actuator re-reads each group before it writes.
  */
-
-/**
- * Solves a snapshot. `signal` aborts when the cycle gives up on it (solve deadline,
- * lost leadership): an implementation that can stop (the worker pool) should.
- */
-export type SolveFn = (snapshot: ClusterSnapshot, signal?: AbortSignal) => Plan | Promise<Plan>;
-
-export const DEFAULT_SOLVE_DEADLINE_MS = 60_000;
-
-/** The cycle's leadership term ended: nothing more of it may be written. */
-export class TermEndedError extends Error {}
 
 export interface ProvisionerOptions {
   batch?: BatcherOptions;
@@ -76,62 +65,6 @@ export interface ProvisionerOptions {
   scaleUpEffect?: ScaleUpEffectOptions;
 }
 
-export interface CycleReport {
-  startedAt: number;
-  /** Why nothing was done, if so. */
-  skipped?: 'not-synced' | 'no-pending-pods';
-  pendingPods: number;
-  solveMs: number;
-  scaleUps: Array<TrimmedScaleUp & {
-    result?: { replicas: number; written: boolean };
-    error?: string;
-    /** The group's NodePool, if any. */
-    nodePool?: string;
-    /** Nodes this write added (replicas or standalone Machines). */
-    added?: number;
-    /** `provisioned` when pending pods asked for it, `predicted` when only predicted demand (buffers, bookings, forecasts) did. */
-    cause?: 'provisioned' | 'predicted';
-  }>;
-  /** The solve outlived its deadline; the plan (if any) came from the fallback solve. */
-  solveTimedOut?: boolean;
-  /** The leadership term ended during the cycle: the rest of it was not acted on. */
-  termEnded?: boolean;
-  /** Machines given up on this cycle (failed, or not Ready within the max provision time). */
-  provisionFailures?: Array<{ machine: string; group: string; nodePool?: string; kind: 'failed' | 'timeout'; error?: string }>;
-  /**
-   * Scale-ups whose new nodes came up Ready but cannot take the pods that triggered
-   * them (a taint they do not tolerate, say): each group backs off until `until`.
-   */
-  ineffectiveScaleUps?: Array<{ group: string; nodePool?: string; nodes: string[]; pending: number; reason: string; until: number }>;
-  /** Groups whose back-off ended because a new node of theirs took a pod. */
-  recoveredGroups?: string[];
-  /** Groups not scaled up this cycle, with why (paused, backing off). */
-  held?: Record<string, string>;
-  unschedulable: number;
-  /**
-   * Predicted pods the solve found no room for, by owner (`CapacityBuffer/ns/name`,
-   * `ProvisioningRequest/ns/name`): how many and the solver's first reason.
-   */
-  predictedUnplaced?: Record<string, { count: number; reason: string }>;
-  /** Owners of the predicted pods this cycle planned for. */
-  predictedOwners?: string[];
-  /** Time from cycle start to the state source showing every write. */
-  observedMs?: number;
-  durationMs: number;
-}
-
-/** A write the next cycle must be able to see: a group's replicas, or a pool's Machines. */
-interface Observation {
-  group?: NodeGroupRef;
-  pool?: { namespace: string; name: string };
-  replicas: number;
-}
-
-function countPoolMachines(objects: ClusterObjects, namespace: string, pool: string): number {
-  return objects.machines.filter((m) => m.metadata?.namespace === namespace && m.metadata?.labels?.[NODEPOOL_LABEL] === pool
-    && !m.metadata?.deletionTimestamp).length;
-}
-
 export interface ProvisionerDeps {
   state: ClusterStateSource;
   actuator: CapiActuator;
@@ -150,63 +83,6 @@ export interface ProvisionerDeps {
   onIssue?: (issue: SnapshotIssue) => void;
   /** Extra readiness gate, e.g. "every informer is fresh" (ClusterCache.healthy). */
   ready?: () => boolean;
-}
-
-/**
- * Whether a pod could be a snapshot's pending pod: isDemand, or a malformed pod
- * isDemand cannot read (buildSnapshot then reports it). False means buildSnapshot
- * would not list it as pending.
- */
-function mayBeDemand(pod: V1Pod): boolean {
-  try {
-    return isDemand(pod);
-  } catch {
-    return true;
-  }
-}
-
-const KIND_TRIGGERS = new Set<keyof ClusterObjects>(['pods', 'nodeGroups', 'nodePools', 'capacityBuffers', 'provisioningRequests']);
-
-/**
- * Does this change open (or extend) a batch window? Like Karpenter, only new
- * demand does: a pod that appears unbound, a new node group, a changed pool / buffer,
- * or a relist. Pod updates (the scheduler marking pods unschedulable, status
- * churn while a burst lands) would otherwise keep extending the idle window to
- * its max; a pod that only becomes schedulable later is caught by the resync.
- * A source that does not say what changed always triggers.
- */
-export function isTrigger(kind: keyof ClusterObjects, change?: StateChange): boolean {
-  // A Machine CAPI reports failed is replaced at once, not at the next resync.
-  if (kind === 'machines') return change?.type === 'ADDED' || change?.type === 'MODIFIED' ? machineFailure(change.object as UnstructuredObject) !== undefined : false;
-  if (!KIND_TRIGGERS.has(kind)) return false;
-  if (!change || change.type === 'RELIST') return true;
-  if (kind === 'pods') {
-    const pod = change.object as { spec?: { nodeName?: string } } | undefined;
-    return change.type === 'ADDED' && !pod?.spec?.nodeName;
-  }
-  // Node groups churn status while nodes boot; only new or removed groups are news.
-  if (kind === 'nodeGroups') return change.type !== 'MODIFIED';
-  return true;
-}
-
-/** Fills report.predictedOwners / predictedUnplaced from the plan (status writers read them). */
-function predictedOutcome(report: CycleReport, snapshot: ClusterSnapshot, plan: Plan): void {
-  const owners = new Set<string>();
-  const byKey = new Map<string, string>();
-  for (const p of snapshot.pendingPods) {
-    if (!p.predicted || !p.owner) continue;
-    owners.add(p.owner);
-    byKey.set(p.key, p.owner);
-  }
-  const unplaced: NonNullable<CycleReport['predictedUnplaced']> = {};
-  for (const u of plan.unschedulable) {
-    const owner = byKey.get(u.pod);
-    if (!owner) continue;
-    const e = (unplaced[owner] ??= { count: 0, reason: u.reason });
-    e.count++;
-  }
-  report.predictedOwners = [...owners].sort();
-  report.predictedUnplaced = unplaced;
 }
 
 /** Scale-ups remembered for judging at most (each holds its pods' keys). */
@@ -461,7 +337,7 @@ export class Provisioner {
 
   /** Throws once the term has ended: called just before each write. */
   private checkTerm(): void {
-    if (this.deps.term?.aborted) throw new TermEndedError('leadership term ended');
+    checkTerm(this.deps.term);
   }
 
   /**
@@ -469,20 +345,7 @@ export class Provisioner {
    * (same deadline), else undefined. A lost term ends the wait at once.
    */
   private async plan(snapshot: ClusterSnapshot, report: CycleReport): Promise<Plan | undefined> {
-    const attempt = async (fn: SolveFn): Promise<Plan | 'timeout'> => {
-      const deadline = new AbortController();
-      const cancel = this.deps.clock.setTimer(this.opts.solveDeadlineMs, () => deadline.abort(new Error('solve deadline passed')));
-      const signal = this.deps.term ? AbortSignal.any([deadline.signal, this.deps.term]) : deadline.signal;
-      try {
-        return await untilAborted(Promise.resolve().then(() => fn(snapshot, signal)), signal);
-      } catch (err) {
-        this.checkTerm();
-        if (deadline.signal.aborted) return 'timeout';
-        throw err;
-      } finally {
-        cancel();
-      }
-    };
+    const attempt = (fn: SolveFn) => solveWithin(fn, snapshot, this.deps.clock, this.opts.solveDeadlineMs, this.deps.term);
     const plan = await attempt(this.deps.solve);
     if (plan !== 'timeout') return plan;
     report.solveTimedOut = true;
@@ -563,18 +426,6 @@ export class Provisioner {
     this.checkTerm();
     this.explainUnschedulable(plan, snapshot, clock.now());
 
-    const podsByGroup = new Map<string, PodRef[]>();
-    const podByKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
-    for (const pl of plan.placements) {
-      if (!('group' in pl)) continue;
-      const p = podByKey.get(pl.pod);
-      if (!p || p.predicted) continue;
-      let list = podsByGroup.get(pl.group);
-      if (!list) podsByGroup.set(pl.group, (list = []));
-      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
-    }
-
-    const written: Observation[] = [];
     const nodesOfGroup = new Map<string, Set<string>>();
     for (const n of snapshot.nodes) {
       if (n.inFlight || !n.groupId) continue;
@@ -582,69 +433,16 @@ export class Provisioner {
       if (!set) nodesOfGroup.set(n.groupId, (set = new Set()));
       set.add(n.name);
     }
+    // A written scale-up for pending pods is judged in later cycles (judgeScaleUps).
     const remember = (groupId: string, pods: readonly PodRef[]) => {
       if (pods.length === 0 || this.scaleUpRecords.length >= MAX_SCALE_UP_RECORDS) return;
       this.scaleUpRecords.push({
         groupId, writtenAt: clock.now(), pods: pods.map((p) => `${p.namespace}/${p.name}`), nodesBefore: nodesOfGroup.get(groupId) ?? new Set(),
       });
     };
-    // Serial on purpose: one group at a time, each re-read before it is written.
-    const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool]));
-    for (const up of enforceLimits(snapshot, plan.scaleUps)) {
-      const id = `${up.kind}/${up.namespace}/${up.name}`;
-      const group: NodeGroupRef = { kind: up.kind, namespace: up.namespace, name: up.name };
-      const pods = podsByGroup.get(id) ?? [];
-      const reason = `${pods.length} pending pod(s)${up.trimmedBy ? `; trimmed from ${up.requestedTo} by ${up.trimmedBy}` : ''}`;
-      const nodePool = poolOf.get(id);
-      const entry: CycleReport['scaleUps'][number] = { ...up, ...(nodePool ? { nodePool } : {}), cause: pods.length > 0 ? 'provisioned' : 'predicted' };
-      const pool = standalone.get(id);
-      try {
-        if (pool) {
-          // Standalone Machines: create what the pool still lacks, counted on fresh state
-          // (like max(current, to) for a scale subresource).
-          const current = countPoolMachines(state.objects(), pool.namespace, pool.nodePool);
-          const first = Math.max(current, up.from);
-          const create = Math.max(0, up.to - first);
-          for (let i = 0; i < create; i++) {
-            this.checkTerm();
-            const name = standaloneMachineName(pool.nodePool, pool.machines, first + i);
-            await actuator.createMachine({ name, nodePool: pool.nodePool, namespace: pool.namespace, clusterName: pool.clusterName, reason });
-          }
-          entry.result = { replicas: Math.max(current, up.from) + create, written: create > 0 };
-          entry.added = create;
-          if (create > 0) {
-            this.stats.scaleUps++;
-            written.push({ pool: { namespace: pool.namespace, name: pool.nodePool }, replicas: entry.result.replicas });
-            remember(id, pods);
-          }
-          actuator.notifyPods?.(pods, {
-            type: 'Normal', reason: 'TriggeredScaleUp', action: 'CreateMachine',
-            note: `pod triggered creation of ${create} Machine(s) for NodePool ${pool.nodePool}`,
-          });
-          report.scaleUps.push(entry);
-          continue;
-        }
-        this.checkTerm();
-        const result = await actuator.scaleTo(group, up.from, up.to, reason);
-        entry.result = result;
-        entry.added = result.written ? Math.max(0, result.replicas - up.from) : 0;
-        if (result.written) {
-          this.stats.scaleUps++;
-          written.push({ group, replicas: result.replicas });
-          if (entry.added > 0) remember(id, pods);
-        }
-        actuator.notifyPods?.(pods, {
-          type: 'Normal', reason: 'TriggeredScaleUp', action: 'ScaleUp',
-          note: `pod triggered scale-up: ${id} ${up.from} -> ${result.replicas}`,
-        });
-      } catch (err) {
-        this.checkTerm();
-        entry.error = (err as Error).message;
-        this.stats.errors++;
-        this.log(`scale-up of ${id} failed: ${entry.error}`, group);
-      }
-      report.scaleUps.push(entry);
-    }
+    const written = await executeScaleUps(
+      { state, actuator, term: this.deps.term, stats: this.stats, log: (m, about) => this.log(m, about), remember }, snapshot, plan, standalone, report,
+    );
     if (written.length > 0) {
       const observed = await this.waitObserved(written);
       if (observed) report.observedMs = clock.now() - startedAt;
@@ -654,50 +452,13 @@ export class Provisioner {
   }
 
   /** Resolves true once the state source shows at least the written replicas (or Machines) of every group. */
-  private waitObserved(written: Observation[]): Promise<boolean> {
-    const { state } = this.deps;
-    return this.waitUntil(() => {
-      const objects = state.objects();
-      const byId = new Map<string, number>();
-      for (const o of objects.nodeGroups) {
-        const r = (o.spec as { replicas?: unknown } | undefined)?.replicas;
-        byId.set(`${o.kind}/${o.metadata?.namespace}/${o.metadata?.name}`, typeof r === 'number' ? r : -1);
-      }
-      return written.every((w) => (w.group
-        ? (byId.get(`${w.group.kind}/${w.group.namespace}/${w.group.name}`) ?? -1)
-        : countPoolMachines(objects, w.pool!.namespace, w.pool!.name)) >= w.replicas);
-    }, ['nodeGroups', 'machines']);
+  private waitObserved(written: Parameters<typeof showsWrites>[1]): Promise<boolean> {
+    return this.waitUntil(() => showsWrites(this.deps.state.objects(), written), ['nodeGroups', 'machines']);
   }
 
   /** Resolves true once `seen()` holds (checked on changes of `kinds`), false after observeTimeoutMs or a lost term. */
   private waitUntil(seen: () => boolean, kinds: ReadonlyArray<keyof ClusterObjects>): Promise<boolean> {
-    const { state, clock } = this.deps;
-    if (seen()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      let finished = false;
-      const finish = (ok: boolean) => {
-        if (finished) return;
-        finished = true;
-        unsubscribe();
-        cancel();
-        resolve(ok);
-      };
-      const unsubscribe = state.onChange((kind) => {
-        if (kinds.includes(kind) && seen()) finish(true);
-      });
-      const cancel = clock.setTimer(this.opts.observeTimeoutMs, () => finish(seen()));
-      // A lost term stops the wait: the provisioner is being stopped.
-      this.deps.term?.addEventListener('abort', () => finish(false), { once: true });
-    });
+    const { state, clock, term } = this.deps;
+    return waitUntil({ state, clock, timeoutMs: this.opts.observeTimeoutMs, ...(term ? { term } : {}) }, seen, kinds);
   }
-}
-
-/** `p`, or a rejection with the signal's reason once it aborts (whichever comes first). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

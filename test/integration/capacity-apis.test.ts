@@ -8,7 +8,7 @@ import { eventually } from '../harness/wait.js';
 import { sharedClient } from './hooks.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
-import type { CycleReport } from '../../src/provisioning/provisioner.js';
+import type { CycleReport } from '../../src/provisioning/cycle-report.js';
 import { machineDeployment } from './controller-objects.js';
 
 /**

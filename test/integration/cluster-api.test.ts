@@ -19,7 +19,7 @@ import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
-import type { CycleReport } from '../../src/provisioning/provisioner.js';
+import type { CycleReport } from '../../src/provisioning/cycle-report.js';
 import { MAX, MIN, deployment, pendingPod } from './controller-objects.js';
 
 /**

@@ -10,7 +10,7 @@ import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.j
 import { eventually, isNodeReady, waitForReadyNodes } from '../harness/wait.js';
 import { sharedClient } from './hooks.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
-import type { CycleReport } from '../../src/provisioning/provisioner.js';
+import type { CycleReport } from '../../src/provisioning/cycle-report.js';
 import { machineDeployment, machinePool, pendingPod, type GroupOptions } from './controller-objects.js';
 
 /**

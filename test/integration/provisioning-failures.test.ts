@@ -8,7 +8,7 @@ import { eventually } from '../harness/wait.js';
 import { sharedClient } from './hooks.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import { Controller } from '../../src/controller/controller.js';
-import type { CycleReport } from '../../src/provisioning/provisioner.js';
+import type { CycleReport } from '../../src/provisioning/cycle-report.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
 
 /**

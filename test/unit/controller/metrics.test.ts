@@ -7,7 +7,7 @@ import type { ClusterObjects } from '../../../src/cluster/objects.js';
 import { registerControllerMetrics } from '../../../src/controller/metrics.js';
 import type { DisruptionReport } from '../../../src/disruption/disruptor.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
-import type { CycleReport } from '../../../src/provisioning/provisioner.js';
+import type { CycleReport } from '../../../src/provisioning/cycle-report.js';
 
 const objects = loadObjects({ source: 'example-cluster.yaml', text: readFileSync(new URL('../../fixtures/example-cluster.yaml', import.meta.url), 'utf8') });
 

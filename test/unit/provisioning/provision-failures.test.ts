@@ -6,7 +6,7 @@ import type { UnstructuredObject } from '../../../src/api/unstructured-object.js
 import {
   GroupBackoff, MAX_NODE_PROVISION_TIME_ANNOTATION, findProvisionFailures, holdCapacity, parseDuration, pausedGroups,
 } from '../../../src/provisioning/provision-failures.js';
-import { isTrigger } from '../../../src/provisioning/provisioner.js';
+import { isTrigger } from '../../../src/provisioning/triggers.js';
 import { planFromInputs, planText } from '../../../src/cli/plan.js';
 import { machineDeployment, pendingPod } from '../../integration/controller-objects.js';
 

@@ -7,7 +7,8 @@ import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
 import { solve as solvePlan } from '../../../src/packing/solve.js';
-import { Provisioner, type CycleReport } from '../../../src/provisioning/provisioner.js';
+import type { CycleReport } from '../../../src/provisioning/cycle-report.js';
+import { Provisioner } from '../../../src/provisioning/provisioner.js';
 import { enforceLimits } from '../../../src/provisioning/limits.js';
 import { machineDeployment, pendingPod } from '../../integration/controller-objects.js';
 import { ManualClock } from './manual-clock.js';
@@ -437,21 +438,5 @@ describe('enforceLimits', () => {
       { kind: 'MachineDeployment', namespace: 'default', name: 'b', from: 0, to: 1 },
     ]);
     expect(out.map((u) => [u.name, u.to, u.trimmedBy])).to.deep.equal([['a', 3, undefined]]);
-  });
-});
-
-describe('isTrigger (what opens a batch window)', () => {
-  it('fires on new unbound pods, new groups, pools and relists, not on status churn', async () => {
-    const { isTrigger } = await import('../../../src/provisioning/provisioner.js');
-    const pod = (nodeName?: string) => ({ metadata: { name: 'p' }, spec: nodeName ? { nodeName } : {} });
-    expect(isTrigger('pods', { type: 'ADDED', object: pod() })).to.equal(true);
-    expect(isTrigger('pods', { type: 'ADDED', object: pod('n1') })).to.equal(false);
-    expect(isTrigger('pods', { type: 'MODIFIED', object: pod() })).to.equal(false);
-    expect(isTrigger('pods', { type: 'RELIST' })).to.equal(true);
-    expect(isTrigger('pods')).to.equal(true);
-    expect(isTrigger('nodeGroups', { type: 'ADDED', object: {} })).to.equal(true);
-    expect(isTrigger('nodeGroups', { type: 'MODIFIED', object: {} })).to.equal(false);
-    expect(isTrigger('nodePools', { type: 'MODIFIED', object: {} })).to.equal(true);
-    expect(isTrigger('nodes', { type: 'ADDED', object: {} })).to.equal(false);
   });
 });

@@ -1,0 +1,63 @@
+import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
+import { requiredAffinityTerms, requiredAntiAffinityTerms } from '../scheduling/pod-affinity.js';
+import type { RelaxationLevel } from '../scheduling/preferences.js';
+import { subtract } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import { HOSTNAME } from '../scheduling/topology-spread.js';
+import type { GroupInfo } from './bins.js';
+
+/**
+ * Topology classes: groups whose nodes share every value of the topology keys in use
+ * (hostname aside) are interchangeable when right-sizing, because moving a new node
+ * between them changes no affinity or spread count.
+ */
+
+/**
+ * The topology keys in use: those of the pending pods' required (anti-)affinity terms
+ * and spread constraints at every relaxation level, and of running pods with required
+ * anti-affinity (returned too: their terms repel pending pods). Hostname aside, sorted.
+ */
+export function topologyKeysInUse(
+  ladders: readonly (readonly RelaxationLevel[])[], nodes: readonly SnapshotNode[],
+): { keys: string[]; antiOwners: Array<{ pod: SchedulingPod; node: SnapshotNode }> } {
+  const keys = new Set<string>();
+  for (const ladder of ladders) {
+    for (const l of ladder) {
+      for (const t of [...requiredAffinityTerms(l.pod), ...requiredAntiAffinityTerms(l.pod)]) keys.add(t.topologyKey);
+      for (const s of l.pod.topologySpreadConstraints) keys.add(s.topologyKey);
+    }
+  }
+  const antiOwners: Array<{ pod: SchedulingPod; node: SnapshotNode }> = [];
+  for (const n of nodes) {
+    for (const p of n.pods) {
+      const terms = p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+      if (!terms?.length) continue;
+      antiOwners.push({ pod: p, node: n });
+      for (const t of terms) keys.add(t.topologyKey);
+    }
+  }
+  keys.delete(HOSTNAME);
+  return { keys: [...keys].sort(), antiOwners };
+}
+
+/** The packer's view of each group, and the groups of each topology class (cheapest first). */
+export function groupsByTopologyClass(groups: ClusterSnapshot['groups'], topoKeys: readonly string[]): { groups: GroupInfo[]; tclasses: number[][] } {
+  const tclassIndex = new Map<string, number>();
+  const tclasses: number[][] = [];
+  const infos = groups.map((group: NodeGroup, index) => {
+    const labels = group.template.labels;
+    const tkey = JSON.stringify(topoKeys.map((k) => labels[k] ?? null));
+    let tclass = tclassIndex.get(tkey);
+    if (tclass === undefined) {
+      tclass = tclasses.length;
+      tclassIndex.set(tkey, tclass);
+      tclasses.push([]);
+    }
+    tclasses[tclass]!.push(index);
+    return { index, group, capacity: subtract(group.template.allocatable, group.daemonSetOverhead), labels, taints: group.template.taints, tclass };
+  });
+  for (const members of tclasses) {
+    members.sort((a, b) => infos[a]!.group.pricePerHour - infos[b]!.group.pricePerHour || a - b);
+  }
+  return { groups: infos, tclasses };
+}
