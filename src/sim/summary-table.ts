@@ -17,7 +17,7 @@ export function summaryRows(results: TraceResult[]): { header: string[]; rows: s
 }
 
 /** Printed under every table: why cost, not node-hours, compares policies. */
-export const PRICE_NOTE = 'cost (price x hours, boot included) is the price measure; node-hours mix node sizes and are shown for reference only; cost floor is what capacity exactly covering the pods\' requests at every instant would cost (no boot, fractional nodes): no policy can cost less';
+export const PRICE_NOTE = 'cost (price x hours, boot included) is the price measure; node-hours mix node sizes and are shown for reference only; cost floor is what capacity exactly covering the pods\' requests at every instant would cost (no boot, fractional nodes): a policy costs less only by leaving pods pending';
 
 /** A plain-text table with right-aligned numbers. */
 export function formatTable(results: TraceResult[]): string {
