@@ -98,6 +98,17 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
           ...(o.strategy ? { rollout: { strategy: o.strategy } } : {}),
         },
       });
+    /** The KwokConfigTemplate `tpl` standalone Machines bootstrap from. */
+    const kwokConfigTemplate = () => kubeRequest(kc, 'POST', `/apis/${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}/namespaces/${ns}/kwokconfigtemplates`, {
+      apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', metadata: { name: 'tpl' }, spec: { template: { spec: {} } },
+    });
+    /** A NodePool machineTemplate: 2-cpu Machines of KwokMachineTemplate `infra`, bootstrapped from `tpl`. */
+    const poolTemplate = (infra: string) => ({
+      namespace: ns, clusterName: 'test', version: 'v1.36.0',
+      bootstrapConfigTemplateRef: { apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', name: 'tpl' },
+      infrastructureTemplateRef: { apiVersion: INFRA, kind: 'KwokMachineTemplate', name: infra },
+      capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+    });
     const machines = () => list<UnstructuredObject>(capi('machines'));
     const nodes = () => list<V1Node>(`/api/v1/nodes?labelSelector=${encodeURIComponent(kwokNodeSelector({ namespace: ns }))}`);
     /** `count` Machines, all with a nodeRef to a Ready Node. */
@@ -135,7 +146,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       // Leave the objects to the control plane's teardown; stop making Nodes.
       await provider.stop();
     };
-    return { ns, provider, capi, template, machineDeployment, machines, nodes, machinesWithNodes, startController, createPods, allRunning, cleanup };
+    return { ns, provider, capi, template, kwokConfigTemplate, poolTemplate, machineDeployment, machines, nodes, machinesWithNodes, startController, createPods, allRunning, cleanup };
   }
 
   it('scale-up: Headroom raises a MachineDeployment for pending pods; CAPI makes the MachineSet and Machines, the provider boots kwok Nodes, CAPI sets nodeRef, the pods run', async function () {
@@ -304,21 +315,10 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     const poolName = `${s.ns}-pool`;
     try {
       await s.template('tpl', { capacity: { cpu: '2', memory: '8Gi' } });
-      await kubeRequest(kc, 'POST', `/apis/${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}/namespaces/${s.ns}/kwokconfigtemplates`, {
-        apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', metadata: { name: 'tpl' }, spec: { template: { spec: {} } },
-      });
+      await s.kwokConfigTemplate();
       await kubeRequest(kc, 'POST', '/apis/headroom.dev/v1alpha1/nodepools', {
         apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
-        spec: {
-          limits: { nodes: 3 },
-          disruption: { consolidateAfter: '3s', budgets: [{ nodes: '100%' }] },
-          machineTemplate: {
-            namespace: s.ns, clusterName: 'test', version: 'v1.36.0',
-            bootstrapConfigTemplateRef: { apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', name: 'tpl' },
-            infrastructureTemplateRef: { apiVersion: INFRA, kind: 'KwokMachineTemplate', name: 'tpl' },
-            capacity: { cpu: '2', memory: '8Gi', pods: '110' },
-          },
-        },
+        spec: { limits: { nodes: 3 }, disruption: { consolidateAfter: '3s', budgets: [{ nodes: '100%' }] }, machineTemplate: s.poolTemplate('tpl') },
       });
       // The webhooks are live: a Machine with a version that is not semver is refused by CAPI.
       const bad = await kubeRequest(kc, 'POST', s.capi('machines'), {
@@ -356,18 +356,10 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     try {
       await s.template('tpl-a', { capacity: { cpu: '2', memory: '8Gi' } });
       await s.template('tpl-b', { capacity: { cpu: '2', memory: '8Gi' }, nodeLabels: { generation: 'b' } });
-      await kubeRequest(kc, 'POST', `/apis/${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}/namespaces/${s.ns}/kwokconfigtemplates`, {
-        apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', metadata: { name: 'tpl' }, spec: { template: { spec: {} } },
-      });
-      const machineTemplate = (infra: string) => ({
-        namespace: s.ns, clusterName: 'test', version: 'v1.36.0',
-        bootstrapConfigTemplateRef: { apiVersion: `${KWOK_BOOTSTRAP_GROUP}/${KWOK_PROVIDER_VERSION}`, kind: 'KwokConfigTemplate', name: 'tpl' },
-        infrastructureTemplateRef: { apiVersion: INFRA, kind: 'KwokMachineTemplate', name: infra },
-        capacity: { cpu: '2', memory: '8Gi', pods: '110' },
-      });
+      await s.kwokConfigTemplate();
       await kubeRequest(kc, 'POST', '/apis/headroom.dev/v1alpha1/nodepools', {
         apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: poolName },
-        spec: { limits: { nodes: 3 }, disruption: { consolidateAfter: '3s', budgets: [{ nodes: '100%' }] }, machineTemplate: machineTemplate('tpl-a') },
+        spec: { limits: { nodes: 3 }, disruption: { consolidateAfter: '3s', budgets: [{ nodes: '100%' }] }, machineTemplate: s.poolTemplate('tpl-a') },
       });
       await s.startController({ disruption: { intervalMs: 1000, settleMs: 200, drain: { pollMs: 250 } } });
       await kubeRequest(kc, 'POST', `/apis/apps/v1/namespaces/${s.ns}/deployments`, deployment(s.ns, 'web', 1, '1'));
@@ -377,7 +369,7 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
       expect(oldHash).to.match(/^[0-9a-f]{16}$/);
       // The template changes: another infrastructure template.
       const changedAt = Date.now();
-      await kubeRequest(kc, 'PATCH', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`, { spec: { machineTemplate: machineTemplate('tpl-b') } });
+      await kubeRequest(kc, 'PATCH', `/apis/headroom.dev/v1alpha1/nodepools/${poolName}`, { spec: { machineTemplate: s.poolTemplate('tpl-b') } });
       // A second Machine comes first, from the new template, while the old one still runs the pod.
       const fresh = await eventually('a Machine from the new template', async () => (await s.machines()).find((m) => m.metadata?.name !== old!.metadata?.name) ?? false, { timeoutMs: 60_000, intervalMs: 300 });
       expect(fresh.metadata?.annotations?.['headroom.dev/nodepool-hash']).to.match(/^[0-9a-f]{16}$/).and.not.equal(oldHash);
