@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Controller } from '../../src/controller/controller.js';
 import type { DisruptionReport } from '../../src/disruption/disruptor.js';
-import { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import { FIXTURE_GROUP_NAME_LABEL, MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
 import { deployment, machineDeployment, type GroupOptions } from './controller-objects.js';
-import { sharedControlPlane } from './hooks.js';
+import { sharedClient } from './hooks.js';
 import { strandedPodInvariant } from './invariant.js';
 
 /**
@@ -21,11 +21,7 @@ describe('disruption: consolidation of underutilised nodes on a real control pla
   let kc: KubeConfig;
   let client: KubeClient;
 
-  before(async function () {
-    this.timeout(180_000);
-    kc = (await sharedControlPlane()).kubeConfig();
-    client = new KubeClient(kc);
-  });
+  before(async function () { ({ kc, client } = await sharedClient(this)); });
   after(() => client.close());
   const invariant = strandedPodInvariant(() => client);
 
