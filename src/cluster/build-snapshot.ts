@@ -1,8 +1,5 @@
-// Over 400 lines: node, group, pod and volume translation plus the module-level memo of
-// the last build live together; splitting it by concept and moving the memo into a
-// SnapshotBuilder per loop is issue 11 step 4, not done yet.
-import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
-import { parseCapacityAnnotations, parseScalingBounds, HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
+import type { KubernetesObject, V1Node, V1Taint } from '@kubernetes/client-node';
+import { parseCapacityAnnotations, parseScalingBounds } from '../api/capacity-annotations.js';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { LogSubject } from '../api/log.js';
 import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
@@ -11,18 +8,22 @@ import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
   type InfrastructureTemplateCapacity,
 } from '../api/infrastructure-template.js';
-import { NODEPOOL_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
+import { NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
 import { validateObjectShape } from '../api/object-shape.js';
 import { ObjectValidationError } from '../api/validation-error.js';
-import { isDemand, toSchedulingPod } from '../scheduling/pod-demand.js';
 import { QuantityError } from '../scheduling/quantity.js';
-import { CPU, MEMORY, parseResourceList, type Resources } from '../scheduling/resources.js';
+import type { Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
-import type { VolumeTopology } from '../scheduling/volume-topology.js';
+import { inFlightNodes } from './in-flight-nodes.js';
+import { namespaceLabels } from './namespace-labels.js';
 import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type LearnedShape } from './node-group.js';
 import { mapNodesToGroups, resolveMachineSetGroup } from './node-machine-map.js';
+import { nodeAllocatable, schedulingTaints } from './node-parse.js';
 import type { ClusterObjects } from './objects.js';
-import type { ClusterSnapshot, NodeGroup, PoolLimits, SnapshotNode } from './snapshot.js';
+import { SKIP, podClass, type EphemeralClaim } from './pod-classify.js';
+import { poolLimits } from './pool-limits.js';
+import type { ClusterSnapshot, NodeGroup, SnapshotNode } from './snapshot.js';
+import { volumeTopology } from './volume-topology.js';
 
 /** Something wrong with the input that did not stop the build (or, when strict, did). */
 export interface SnapshotIssue {
@@ -51,8 +52,6 @@ export interface BuildSnapshotOptions {
   extraPendingPods?: readonly SchedulingPod[];
 }
 
-const TERMINAL = new Set(['Succeeded', 'Failed']);
-
 /*
  * Per-object memos of what depends on one object alone (shape validation, a pod's
  * SchedulingPod with its equivalence hash, a node's parsed allocatable and taints).
@@ -61,7 +60,10 @@ const TERMINAL = new Set(['Succeeded', 'Failed']);
  * identity, which is sound because ClusterStateSource objects are immutable by
  * contract (a change is a new object); only successes are remembered, so invalid
  * objects are reported on every build as before. The cached values are shared
- * between snapshots, which are immutable too.
+ * between snapshots, which are immutable too. WeakMaps: an entry goes with its object,
+ * so these are safe at module level (the pod memo is in pod-classify.ts). Memos that
+ * hold whole inputs (the last build, node mapping, learned shapes) are a
+ * SnapshotBuilder's, owned by the loop that builds.
  */
 const validObjects = new WeakSet<KubernetesObject>();
 const parsedNodeMemo = new WeakMap<V1Node, { allocatable: Resources; taints: V1Taint[] }>();
@@ -80,96 +82,29 @@ function memoized<K extends object, V>(memo: WeakMap<K, V>, o: K, guard: <T>(fn:
 }
 
 /**
- * learnNodeShape is pure in each node's allocatable, labels and taints, which are the
- * node object's (or its memo's) own objects: a group's last result is reused while
- * they are all identical.
+ * Memos of the build's pure whole-cluster steps, kept by a SnapshotBuilder between the
+ * builds of one loop (snapshot-builder.ts). Each returns exactly what the step would.
  */
-const lastShape = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
-
-function learnedShape(groupId: string, ready: readonly SnapshotNode[]): LearnedShape | undefined {
-  const last = lastShape.get(groupId);
-  if (last && last.ready.length === ready.length && ready.every((n, i) => {
-    const l = last.ready[i]!;
-    return l.allocatable === n.allocatable && l.labels === n.labels && l.taints === n.taints;
-  })) return last.learned;
-  const learned = learnNodeShape(ready);
-  lastShape.set(groupId, { ready, learned });
-  return learned;
+export interface BuildSteps {
+  /** mapNodesToGroups over these inputs. */
+  mapNodes(nodes: V1Node[], machines: MachineView[], views: NodeGroupView[]): ReturnType<typeof mapNodesToGroups>;
+  /** learnNodeShape of a group's Ready nodes. */
+  learnShape(groupId: string, ready: readonly SnapshotNode[]): LearnedShape | undefined;
 }
 
-/** What the pod pass makes of one pod: skipped, or its SchedulingPod (bound to nodeName, else pending). */
-const SKIP = 'skip';
-type PodClass = typeof SKIP | { sp: SchedulingPod; nodeName: string | undefined; ephemeralClaims?: EphemeralClaim[] };
-const podClassMemo = new WeakMap<V1Pod, PodClass>();
-
-/** Classifies and converts a pod; undefined (not remembered) when it is invalid, so it is reported again next build. */
-function classifyPod(pod: V1Pod, valid: (o: KubernetesObject) => boolean, guard: <T>(fn: () => T) => T | undefined): PodClass | undefined {
-  if (!valid(pod)) return undefined;
-  let c: PodClass = SKIP;
-  const nodeName = pod.spec?.nodeName;
-  if (!TERMINAL.has(pod.status?.phase ?? '') && (nodeName || isDemand(pod))) {
-    const sp = guard(() => schedulingPodOf(pod));
-    if (!sp) return undefined;
-    c = { sp, nodeName: nodeName || undefined };
-    if (!nodeName) {
-      for (const v of pod.spec?.volumes ?? []) {
-        const tmpl = v.ephemeral?.volumeClaimTemplate;
-        if (tmpl) (c.ephemeralClaims ??= []).push({ key: `${sp.namespace}/${sp.name}-${v.name}`, storageClassName: tmpl.spec?.storageClassName });
-      }
-    }
-  }
-  podClassMemo.set(pod, c);
-  return c;
-}
-
-/**
- * mapNodesToGroups is pure; with the memos above its inputs are the same objects
- * until a node, Machine or group changes, so the last result is reused when every
- * input element is identical (checked element by element: a caller may reuse an array).
- */
-let lastMap: { nodes: V1Node[]; machines: MachineView[]; views: NodeGroupView[]; map: ReturnType<typeof mapNodesToGroups> } | undefined;
-const sameElements = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-
-function mappedNodes(nodes: V1Node[], machines: MachineView[], views: NodeGroupView[]): ReturnType<typeof mapNodesToGroups> {
-  if (lastMap && sameElements(lastMap.nodes, nodes) && sameElements(lastMap.machines, machines) && sameElements(lastMap.views, views)) return lastMap.map;
-  const map = mapNodesToGroups(nodes, machines, views);
-  lastMap = { nodes, machines, views, map };
-  return map;
-}
-const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
-const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+/** No memo: every step runs. */
+const UNMEMOIZED: BuildSteps = {
+  mapNodes: (nodes, machines, views) => mapNodesToGroups(nodes, machines, views),
+  learnShape: (_groupId, ready) => learnNodeShape(ready),
+};
 
 /**
  * Builds the immutable ClusterSnapshot the solver works on. Pure (no I/O, no
  * clock) and linear in the input: every list is walked once into maps; nothing
  * loops pods x nodes. See docs/adr/0020-capacity-model.md for the group model.
+ * A loop that builds again and again uses a SnapshotBuilder, which passes `steps`.
  */
-export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOptions = {}): ClusterSnapshot {
-  const strict = options.strict ?? true;
-  // A controller's loops (provisioning, disruption) often build again from the very
-  // same objects: reuse the last snapshot then, replaying its issues.
-  const inputs = SNAPSHOT_INPUTS.map((k) => objects[k] ?? NONE);
-  if (!options.extraPendingPods && lastBuild && lastBuild.strict === strict
-    && inputs.every((list, i) => sameElements(lastBuild!.inputs[i]!, list))) {
-    for (const issue of lastBuild.issues) options.onIssue?.(issue);
-    return lastBuild.snapshot;
-  }
-  const issues: SnapshotIssue[] = [];
-  const snapshot = buildFresh(objects, { ...options, strict, onIssue: (i) => { issues.push(i); options.onIssue?.(i); } });
-  // Copies: a caller may push into its arrays later (a stale hit otherwise).
-  if (!options.extraPendingPods) lastBuild = { strict, inputs: inputs.map((list) => list.slice()), issues, snapshot };
-  return snapshot;
-}
-
-/** The lists buildSnapshot reads. */
-const SNAPSHOT_INPUTS = [
-  'pods', 'nodes', 'daemonSets', 'persistentVolumes', 'persistentVolumeClaims', 'storageClasses', 'nodeGroups', 'machines',
-  'nodePools', 'namespaces', 'infrastructureTemplates',
-] as const satisfies ReadonlyArray<keyof ClusterObjects>;
-const NONE: readonly KubernetesObject[] = [];
-let lastBuild: { strict: boolean; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
-
-function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): ClusterSnapshot {
+export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOptions = {}, steps: BuildSteps = UNMEMOIZED): ClusterSnapshot {
   const strict = options.strict ?? true;
   const report = (issue: SnapshotIssue) => options.onIssue?.(issue);
   /** Runs a parse; on a validation error throws (strict) or reports and returns undefined. */
@@ -209,7 +144,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
     const parsed = memoized(parsedNodeMemo, node, guard, () => ({ allocatable: nodeAllocatable(node), taints: schedulingTaints(node) }));
     if (parsed) parsedNodes.push({ node, name, ...parsed });
   }
-  const map = mappedNodes(parsedNodes.map((n) => n.node), machines, views);
+  const map = steps.mapNodes(parsedNodes.map((n) => n.node), machines, views);
   const pools: NodePool[] = [];
   for (const o of objects.nodePools) {
     const p = guard(() => parseNodePool(o));
@@ -231,7 +166,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
   const ephemeralClaims: EphemeralClaim[] = [];
   let lastNamespace: string | undefined;
   for (const pod of objects.pods) {
-    const c = podClassMemo.get(pod) ?? classifyPod(pod, valid, guard);
+    const c = podClass(pod, valid, guard);
     if (!c || c === SKIP) continue;
     const { sp, nodeName } = c;
     if (sp.namespace !== lastNamespace) podNamespaces.add((lastNamespace = sp.namespace));
@@ -299,7 +234,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
         const sn = readyNodes.get(n);
         if (sn) ready.push(sn);
       }
-      const learned: LearnedShape | undefined = learnedShape(view.id, ready);
+      const learned: LearnedShape | undefined = steps.learnShape(view.id, ready);
       const g = buildNodeGroup({ view, bounds, capacity, learned, daemonSetPods: dsPods, pools });
       if (!g) {
         report({
@@ -314,34 +249,7 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
   }
 
   // Ownership and in-flight capacity of managed groups.
-  const inFlight: SnapshotNode[] = [];
-  for (const g of groups) {
-    const names = map.nodesOfGroup.get(g.id) ?? [];
-    for (const n of names) {
-      const sn = nodeByName.get(n);
-      if (sn) sn.groupId = g.id;
-    }
-    let staying = 0;
-    for (const n of names) if (!goingAway.has(n)) staying++;
-    const missing = g.replicas - staying;
-    const pendingMachines = map.pendingMachinesOfGroup.get(g.id) ?? [];
-    for (let i = 0; i < missing; i++) {
-      const m = pendingMachines[i];
-      const name = `in-flight:${g.namespace}/${g.name}:${m ? m.name : i - pendingMachines.length}`;
-      const labels: Record<string, string> = { ...g.template.labels, [HOSTNAME_LABEL]: name };
-      if (m?.failureDomain && labels[ZONE_LABEL] === undefined) labels[ZONE_LABEL] = m.failureDomain;
-      inFlight.push({
-        name,
-        groupId: g.id,
-        labels,
-        taints: g.template.taints,
-        allocatable: g.template.allocatable,
-        pods: (g.daemonSetPods ?? []).map((p) => ({ ...p, name: `${p.name}-${name}`, key: `${p.key}-${name}`, nodeName: name })),
-        inFlight: true,
-        unschedulable: false,
-      });
-    }
-  }
+  const inFlight = inFlightNodes(groups, map, nodeByName, goingAway);
   nodes.push(...inFlight);
 
   return {
@@ -359,25 +267,6 @@ function buildFresh(objects: ClusterObjects, options: BuildSnapshotOptions): Clu
   };
 }
 
-/**
- * Taints that only say a node is still starting (or briefly unreachable); they go
- * away on their own, so a starting node is capacity on its way, as Karpenter
- * treats it (KnownEphemeralTaints). Only the NoSchedule forms: a dead node also
- * carries the NoExecute ones, which stay and keep pods off it.
- */
-const EPHEMERAL_TAINTS = new Set([
-  'node.kubernetes.io/not-ready',
-  'node.kubernetes.io/unreachable',
-  'node.cloudprovider.kubernetes.io/uninitialized',
-  'node.cluster.x-k8s.io/uninitialized',
-]);
-
-function schedulingTaints(node: V1Node): V1Taint[] {
-  const taints = (node.spec?.taints ?? []) as V1Taint[];
-  if (!taints.some((t) => t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key))) return taints;
-  return taints.filter((t) => !(t.effect === 'NoSchedule' && EPHEMERAL_TAINTS.has(t.key)));
-}
-
 /** Runs fn, turning a QuantityError into an ObjectValidationError on the given object. */
 function withObjectContext<T>(kind: string, namespace: string, name: string, field: string, fn: () => T): T {
   try {
@@ -386,119 +275,4 @@ function withObjectContext<T>(kind: string, namespace: string, name: string, fie
     if (err instanceof QuantityError) throw new ObjectValidationError(kind, namespace, name, field, err.message);
     throw err;
   }
-}
-
-function schedulingPodOf(pod: V1Pod): SchedulingPod {
-  const ns = pod.metadata?.namespace || 'default';
-  try {
-    return toSchedulingPod(pod);
-  } catch (err) {
-    if (!(err instanceof QuantityError)) throw err;
-    throw new ObjectValidationError('Pod', ns, pod.metadata?.name ?? '', quantityField(pod, err.input), err.message);
-  }
-}
-
-/** The field path of a bad quantity in a pod, for the error message. */
-function quantityField(pod: V1Pod, input: unknown): string {
-  const spec = pod.spec;
-  for (const list of ['containers', 'initContainers'] as const) {
-    const cs = spec?.[list] ?? [];
-    for (let i = 0; i < cs.length; i++) {
-      for (const kind of ['requests', 'limits'] as const) {
-        const rl = (cs[i]!.resources?.[kind] ?? {}) as Record<string, unknown>;
-        for (const [r, q] of Object.entries(rl)) if (q === input) return `spec.${list}[${i}].resources.${kind}.${r}`;
-      }
-    }
-  }
-  for (const [r, q] of Object.entries((spec?.overhead ?? {}) as Record<string, unknown>)) if (q === input) return `spec.overhead.${r}`;
-  return 'spec';
-}
-
-function nodeAllocatable(node: V1Node): Resources {
-  const list = (node.status?.allocatable ?? node.status?.capacity ?? {}) as Record<string, string>;
-  try {
-    return parseResourceList(list);
-  } catch (err) {
-    if (!(err instanceof QuantityError)) throw err;
-    const field = Object.entries(list).find(([, q]) => q === err.input)?.[0];
-    throw new ObjectValidationError('Node', '', node.metadata?.name ?? '', `status.allocatable${field ? `.${field}` : ''}`, err.message);
-  }
-}
-
-/** The claim a pending pod's generic ephemeral volume will get, from its template. */
-interface EphemeralClaim {
-  key: string;
-  storageClassName: string | undefined;
-}
-
-function volumeTopology(
-  objects: Pick<ClusterObjects, 'persistentVolumes' | 'persistentVolumeClaims' | 'storageClasses'>, ephemeralClaims: readonly EphemeralClaim[],
-): VolumeTopology {
-  const out: VolumeTopology = { persistentVolumes: {}, claims: {}, storageClasses: {} };
-  let defaultClass: string | undefined;
-  for (const sc of objects.storageClasses) {
-    const name = sc.metadata?.name;
-    if (!name) continue;
-    const entry: VolumeTopology['storageClasses'][string] = { waitForFirstConsumer: sc.volumeBindingMode === 'WaitForFirstConsumer' };
-    if (sc.allowedTopologies?.length) entry.allowedTopologies = sc.allowedTopologies;
-    out.storageClasses[name] = entry;
-    if (sc.metadata?.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true') defaultClass = name;
-  }
-  for (const pv of objects.persistentVolumes) {
-    const name = pv.metadata?.name;
-    if (!name) continue;
-    out.persistentVolumes[name] = pv.spec?.nodeAffinity ? { nodeAffinity: pv.spec.nodeAffinity } : {};
-  }
-  for (const pvc of objects.persistentVolumeClaims) {
-    const name = pvc.metadata?.name;
-    if (!name) continue;
-    const volumeName = pvc.spec?.volumeName;
-    // Unset class: the DefaultStorageClass admission plugin fills it in; "" means no class.
-    const storageClassName = pvc.spec?.storageClassName ?? defaultClass;
-    const claim: VolumeTopology['claims'][string] = { bound: !!volumeName };
-    if (volumeName) claim.volumeName = volumeName;
-    if (storageClassName) claim.storageClassName = storageClassName;
-    out.claims[`${pvc.metadata?.namespace || 'default'}/${name}`] = claim;
-  }
-  // Not created yet: it will be, unbound, from the pod's template.
-  for (const e of ephemeralClaims) {
-    if (out.claims[e.key]) continue;
-    const storageClassName = e.storageClassName ?? defaultClass;
-    out.claims[e.key] = storageClassName ? { bound: false, storageClassName } : { bound: false };
-  }
-  return out;
-}
-
-function namespaceLabels(namespaces: readonly KubernetesObject[], podNamespaces: ReadonlySet<string>): Record<string, Record<string, string>> {
-  const out: Record<string, Record<string, string>> = {};
-  // The apiserver labels every namespace with its name; namespaces absent from the input still have that label.
-  for (const ns of podNamespaces) out[ns] = { [NAMESPACE_NAME_LABEL]: ns };
-  for (const ns of namespaces) {
-    const name = ns.metadata?.name;
-    if (name) out[name] = { [NAMESPACE_NAME_LABEL]: name, ...(ns.metadata?.labels ?? {}) };
-  }
-  return out;
-}
-
-function poolLimits(pools: readonly NodePool[], groups: readonly NodeGroup[], nodes: readonly SnapshotNode[]): Record<string, PoolLimits> {
-  const out: Record<string, PoolLimits> = {};
-  if (pools.length === 0) return out;
-  const poolOfGroup = new Map<string, string>();
-  for (const g of groups) if (g.nodePool) poolOfGroup.set(g.id, g.nodePool);
-  for (const p of pools) {
-    const l: PoolLimits = { used: { cpu: 0, memory: 0, nodes: 0 } };
-    if (p.limits.cpu !== undefined) l.cpu = p.limits.cpu;
-    if (p.limits.memory !== undefined) l.memory = p.limits.memory;
-    if (p.limits.nodes !== undefined) l.nodes = p.limits.nodes;
-    out[p.name] = l;
-  }
-  for (const n of nodes) {
-    const pool = (n.groupId ? poolOfGroup.get(n.groupId) : undefined) ?? n.labels[NODEPOOL_LABEL];
-    const l = pool ? out[pool] : undefined;
-    if (!l) continue;
-    l.used.cpu += n.allocatable[CPU] ?? 0;
-    l.used.memory += n.allocatable[MEMORY] ?? 0;
-    l.used.nodes += 1;
-  }
-  return out;
 }

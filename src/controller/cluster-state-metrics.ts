@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { Gauge, type Registry } from 'prom-client';
-import { buildSnapshot } from '../cluster/build-snapshot.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import { lastInputMemo } from '../cluster/input-memo.js';
 import type { ClusterSnapshot, PoolLimits } from '../cluster/snapshot.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
@@ -60,12 +60,14 @@ function podPhases(pods: readonly V1Pod[]): Map<string, number> {
  * cluster_* and pods_state, computed at scrape time from the cache, so they never lag
  * it. Labels are NodePool, resource and phase: bounded whatever the cluster holds (no
  * node or pod names, unlike Karpenter's per-node and per-pod series). The snapshot is
- * the one every loop builds (buildSnapshot's memo), and the sums are made once per
+ * built by the scrape's own SnapshotBuilder (reused while the cache's objects are the
+ * same), and the sums are made once per
  * snapshot however many gauges read them.
  */
 export function registerClusterStateMetrics(registry: Registry, cache: ClusterCache): void {
   const p = METRIC_PREFIX;
-  const snapshot = (): ClusterSnapshot => buildSnapshot(cache.objects(), { strict: false });
+  const builder = new SnapshotBuilder();
+  const snapshot = (): ClusterSnapshot => builder.build(cache.objects(), { strict: false });
   const totals = lastInputMemo(nodeTotals);
   const phases = lastInputMemo(podPhases);
   /** A gauge of resources per NodePool, read from the snapshot. */

@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import { EventRecorder } from '../capi/events.js';
 import { KubeActuator } from '../capi/kube-actuator.js';
 import { Disruptor, type DisruptionReport, type DisruptorOptions } from '../disruption/disruptor.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import { ClusterCache } from '../kube/cluster-cache.js';
 import type { GroupDiscoverySpec } from '../kube/discovery.js';
 import type { InformerOptions } from '../kube/informer.js';
@@ -231,8 +232,10 @@ export class Controller {
         return forecast.length === 0 ? rest : [...rest, ...forecast];
       }
       : source);
+    // One builder for both loops: they often build from the very same objects.
+    const snapshots = new SnapshotBuilder();
     this.provisioner = new Provisioner({
-      state: this.cache, actuator, clock: systemClock,
+      state: this.cache, actuator, clock: systemClock, snapshots,
       solve,
       ...(this.opts.fallbackSolve ? { fallbackSolve: this.opts.fallbackSolve } : {}),
       term,
@@ -259,7 +262,7 @@ export class Controller {
     if (podScoped && this.opts.disruption === undefined) this.log('disruption off: pods are watched in one namespace only (pass --disruption=true to run it anyway)');
     if (this.opts.disruption !== false && !(podScoped && this.opts.disruption === undefined)) {
       this.disruptor = new Disruptor({
-        state: this.cache, actuator, clock: systemClock,
+        state: this.cache, actuator, clock: systemClock, snapshots,
         // Taints go through the term's fenced client: none is written once leadership is lost.
         nodes: new KubeDisruptionNodes(this.workloadClient.fenced(term), { dryRun: this.opts.dryRun ?? false, log: this.log }),
         // The term's end also ends a pass's solves.

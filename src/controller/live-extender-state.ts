@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { buildSnapshot } from '../cluster/build-snapshot.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import { ExtenderState } from '../extender/state.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
@@ -37,6 +37,8 @@ export class LiveExtenderState {
   private counted = new Map<string, Counted>();
   private lastRebuildMs = 0;
   private lastRebuildAt = -Infinity;
+  /** Rebuilds reuse what did not change since the last one. */
+  private readonly snapshots = new SnapshotBuilder();
 
   constructor(
     private readonly source: ClusterStateSource,
@@ -110,7 +112,7 @@ export class LiveExtenderState {
     const started = this.now();
     try {
       const objects = this.source.objects();
-      const snapshot = buildSnapshot(objects, { strict: false });
+      const snapshot = this.snapshots.build(objects, { strict: false });
       const state = ExtenderState.fromSnapshot(snapshot, objects.nodes);
       for (const [node, reason] of this.disrupting()) state.markDisrupting(node, reason);
       const counted = new Map<string, Counted>();

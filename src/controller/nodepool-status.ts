@@ -2,6 +2,8 @@ import type { Condition } from '../api/condition.js';
 import { NODEPOOL_API_VERSION, NODEPOOL_PLURAL, NodePoolError, parseNodePool } from '../api/nodepool.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { KubeClient } from '../kube/kube-client.js';
 
@@ -33,8 +35,10 @@ export function formatMemory(bytes: number): string {
   return String(Math.round(bytes));
 }
 
-export function nodePoolStatuses(objects: ClusterObjects, now: string): Map<string, PoolStatus> {
-  const snapshot = buildSnapshot(objects, { strict: false });
+export function nodePoolStatuses(
+  objects: ClusterObjects, now: string, build: (objects: ClusterObjects) => ClusterSnapshot = (o) => buildSnapshot(o, { strict: false }),
+): Map<string, PoolStatus> {
+  const snapshot = build(objects);
   const out = new Map<string, PoolStatus>();
   for (const obj of objects.nodePools) {
     const name = obj.metadata?.name;
@@ -76,6 +80,8 @@ function sameStatus(current: Partial<PoolStatus> | undefined, next: PoolStatus):
 export class NodePoolStatusWriter {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** This writer's snapshots (reused while the objects are the same). */
+  private readonly snapshots = new SnapshotBuilder();
 
   constructor(
     private readonly state: ClusterStateSource,
@@ -104,7 +110,7 @@ export class NodePoolStatusWriter {
   async syncOnce(): Promise<number> {
     if (!this.state.synced()) return 0;
     const objects = this.state.objects();
-    const statuses = nodePoolStatuses(objects, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    const statuses = nodePoolStatuses(objects, new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), (o) => this.snapshots.build(o, { strict: false }));
     let written = 0;
     for (const obj of objects.nodePools) {
       const name = obj.metadata?.name;

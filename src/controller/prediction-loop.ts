@@ -1,7 +1,7 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { NodePoolError, parseNodePool } from '../api/nodepool.js';
 import { BootObserver } from '../cluster/boot-observer.js';
-import { buildSnapshot } from '../cluster/build-snapshot.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { rolloutSignals } from '../cluster/rollout-signals.js';
 import type { ClusterStateSource } from '../cluster/state.js';
@@ -123,6 +123,8 @@ export class PredictionLoop {
   private predicted: readonly SchedulingPod[] = [];
   private signature = '';
   private readonly boots = new BootObserver();
+  /** This loop's snapshots (reused while the objects are the same). */
+  private readonly snapshots = new SnapshotBuilder();
   private previous = new Map<string, number>();
   private cancelTick: (() => void) | undefined;
   private lastSaveAt = 0;
@@ -187,7 +189,7 @@ export class PredictionLoop {
     if (!this.deps.state.synced()) return undefined;
     const now = this.deps.clock.now();
     const objects = this.deps.state.objects();
-    const snapshot = buildSnapshot(objects, { strict: false });
+    const snapshot = this.snapshots.build(objects, { strict: false });
     const settingsOf = poolSettings(objects.nodePools);
     const base = predictionInput(objects, snapshot.groups, settingsOf, now, {
       defaultBootHorizonMs: this.opts.defaultBootHorizonMs,

@@ -2,7 +2,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { hasDisruptionTaint, withoutDisruptionTaint } from '../api/disruption-taint.js';
 import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { CapiActuator, ScaleResult } from '../capi/actuator.js';
-import { buildSnapshot } from '../cluster/build-snapshot.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
@@ -110,6 +110,8 @@ export interface DisruptorDeps {
   ready?: () => boolean;
   /** Safety checks over a whole consolidation set (PodDisruptionBudgets), built per pass from the objects. */
   admissible?: (objects: ClusterObjects) => CandidateSetFilter | undefined;
+  /** Builds this loop's snapshots; share one with the provisioner on the same state. Default: its own. */
+  snapshots?: SnapshotBuilder;
 }
 
 export interface DisruptionReport {
@@ -158,8 +160,10 @@ export class Disruptor {
   private stopping = false;
   private passing: Promise<void> | undefined;
   readonly stats = { passes: 0, removed: 0, errors: 0 };
+  private readonly snapshots: SnapshotBuilder;
 
   constructor(private readonly deps: DisruptorDeps, options: DisruptorOptions = {}) {
+    this.snapshots = deps.snapshots ?? new SnapshotBuilder();
     this.opts = {
       intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
       removalTimeoutMs: 600_000, settleMs: 2000, consolidation: { minScore: BALANCED_MIN_SCORE },
@@ -346,10 +350,10 @@ export class Disruptor {
     const last = this.lastSettings;
     const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last.settings : undefined;
     if (orphans.length === 0 && known && !this.mayRemove(known, now, objects) && !this.replacements.oldNodes().size) return done();
-    // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
+    // Only a non-empty list: any list turns off the builder's reuse of the last snapshot.
     const predicted = this.opts.extraPendingPods?.(objects);
     // Standalone Machines (NodePools with a machineTemplate) are groups too: removed by a delete.
-    const snapshot = withStandalonePools(buildSnapshot(objects, {
+    const snapshot = withStandalonePools(this.snapshots.build(objects, {
       strict: false,
       ...(predicted?.length ? { extraPendingPods: predicted } : {}),
     }), objects).snapshot;
@@ -486,7 +490,7 @@ export class Disruptor {
    */
   private freshBudgets(settingsOf: SettingsOf, batch: ReadonlySet<string>): (r: Removal) => string | undefined {
     const objects = this.deps.state.objects();
-    const snapshot = withStandalonePools(buildSnapshot(objects, { strict: false }), objects).snapshot;
+    const snapshot = withStandalonePools(this.snapshots.build(objects, { strict: false }), objects).snapshot;
     const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
     const nodes = new Map(snapshot.nodes.map((n) => [n.name, n]));
     const paused = pausedGroups(objects);
@@ -517,7 +521,7 @@ export class Disruptor {
     const out = new Map<string, string>();
     const objects = this.deps.state.objects();
     const predicted = this.opts.extraPendingPods?.(objects);
-    const snapshot = withStandalonePools(buildSnapshot(objects, { strict: false, ...(predicted?.length ? { extraPendingPods: predicted } : {}) }), objects).snapshot;
+    const snapshot = withStandalonePools(this.snapshots.build(objects, { strict: false, ...(predicted?.length ? { extraPendingPods: predicted } : {}) }), objects).snapshot;
     const names = new Set(removals.map((r) => r.node));
     const moving = snapshot.nodes.filter((n) => names.has(n.name) && podsToMove(n).length > 0);
     if (moving.length === 0) return out;
@@ -537,7 +541,7 @@ export class Disruptor {
    */
   private async neededByPending(node: string): Promise<string | undefined> {
     const objects = this.deps.state.objects();
-    const built = withStandalonePools(buildSnapshot(objects, { strict: false }), objects).snapshot;
+    const built = withStandalonePools(this.snapshots.build(objects, { strict: false }), objects).snapshot;
     if (built.pendingPods.length === 0) return undefined;
     const existingOnly = { ...built, groups: built.groups.map((g) => ({ ...g, maxSize: Math.min(g.maxSize, g.replicas) })) };
     const without = await this.deps.solve(existingOnly);

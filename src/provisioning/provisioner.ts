@@ -2,8 +2,9 @@
 // scale-ups, solve under a deadline, writes, observation); the scale-up judging (issue 17) landed
 // while it was being split and is the next piece to move out.
 import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
-import { buildSnapshot, type SnapshotIssue } from '../cluster/build-snapshot.js';
+import type { SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
+import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Plan } from '../packing/plan.js';
@@ -83,6 +84,8 @@ export interface ProvisionerDeps {
   onIssue?: (issue: SnapshotIssue) => void;
   /** Extra readiness gate, e.g. "every informer is fresh" (ClusterCache.healthy). */
   ready?: () => boolean;
+  /** Builds this loop's snapshots; share one with the disruptor on the same state. Default: its own. */
+  snapshots?: SnapshotBuilder;
 }
 
 /** Scale-ups remembered for judging at most (each holds its pods' keys). */
@@ -105,6 +108,7 @@ export class Provisioner {
   /** Scale-ups written for pending pods, until judged helpful or moot (memory that only delays scale-ups). */
   private scaleUpRecords: ScaleUpRecord[] = [];
   private readonly bootTimes = new BootTimes();
+  private readonly snapshots: SnapshotBuilder;
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
     this.opts = {
@@ -113,6 +117,7 @@ export class Provisioner {
       scaleUpEffect: DEFAULT_SCALE_UP_EFFECT,
       ...options,
     };
+    this.snapshots = deps.snapshots ?? new SnapshotBuilder();
     this.backoff = new GroupBackoff(this.opts.backoff.initialMs, this.opts.backoff.maxMs);
     this.batcher = new Batcher(deps.clock, this.opts.batch, () => this.runCycle(), (err) => {
       this.stats.errors++;
@@ -396,10 +401,10 @@ export class Provisioner {
       report.skipped = 'no-pending-pods';
       return done();
     }
-    const built = buildSnapshot(objects, {
+    const built = this.snapshots.build(objects, {
       strict: false,
       onIssue: (i) => this.deps.onIssue?.(i),
-      // Only a non-empty list: any list turns off buildSnapshot's reuse of the last snapshot.
+      // Only a non-empty list: any list turns off the builder's reuse of the last snapshot.
       ...(extraPendingPods?.length ? { extraPendingPods } : {}),
     });
     const withPools = withStandalonePools(built, objects);

@@ -1,3 +1,4 @@
+import { SnapshotBuilder } from '../../cluster/snapshot-builder.js';
 import type { ClusterSnapshot, NodeGroup } from '../../cluster/snapshot.js';
 import { Disruptor, type DisruptorOptions } from '../../disruption/disruptor.js';
 import type { Plan } from '../../packing/plan.js';
@@ -56,7 +57,8 @@ export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
     let predicted: readonly SchedulingPod[] = [];
     // As the controller: CapacityBuffers' chunks and the forecast, through one seam.
     const extra = { extraPendingPods: combinePredictedSources([capacityBufferPods, () => predicted]) };
-    const deps = { state: ctx.cluster, actuator: ctx.cluster, clock: ctx.clock, solve: opts.solve };
+    // One snapshot builder for both loops, as the controller shares one per term.
+    const deps = { state: ctx.cluster, actuator: ctx.cluster, clock: ctx.clock, solve: opts.solve, snapshots: new SnapshotBuilder() };
     const provisioner = new Provisioner(deps, { ...opts.provisioner, ...extra });
     provisioner.start();
     const disruptor = opts.disruption === false ? undefined : new Disruptor({ ...deps, nodes: ctx.cluster }, { ...opts.disruption, ...extra });

@@ -3,29 +3,35 @@ import { readFileSync } from 'node:fs';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import { buildSnapshot, type SnapshotIssue } from '../../../src/cluster/build-snapshot.js';
+import { SnapshotBuilder } from '../../../src/cluster/snapshot-builder.js';
 import { loadObjects } from '../../../src/cluster/load-objects.js';
 import type { ClusterObjects } from '../../../src/cluster/objects.js';
 
 // buildSnapshot memoizes per-object conversions by object identity (objects are
-// immutable: a change is a new object). These tests rebuild from the same objects with
-// one replaced and check that the snapshot equals a build from scratch.
+// immutable: a change is a new object), and a SnapshotBuilder remembers its last build,
+// node mapping and learned shapes. These tests rebuild through one builder from the same
+// objects with one replaced and check that the snapshot equals a build from scratch.
 const objects = () => loadObjects(readFileSync(new URL('../../fixtures/example-cluster.yaml', import.meta.url), 'utf8'));
 const NODE = 'ip-10-0-1-5.ec2.internal';
 
 /** A deep copy: same content, new identities, so no memo can apply. */
 const fresh = (o: ClusterObjects): ClusterObjects => structuredClone(o);
 
-describe('buildSnapshot memos', () => {
+describe('SnapshotBuilder', () => {
+  let builder: SnapshotBuilder;
+  beforeEach(() => { builder = new SnapshotBuilder(); });
+  const build = (o: ClusterObjects, options?: Parameters<SnapshotBuilder['build']>[1]) => builder.build(o, options);
+
   it('gives the same snapshot when rebuilt from the same objects', () => {
     const o = objects();
-    const first = buildSnapshot(o);
-    expect(buildSnapshot(o)).to.deep.equal(first);
+    const first = build(o);
+    expect(build(o)).to.deep.equal(first);
     expect(buildSnapshot(fresh(o))).to.deep.equal(first);
   });
 
   it('sees a replaced pod (new requests, now pending) and a replaced node (new allocatable)', () => {
     const o = objects();
-    buildSnapshot(o);
+    build(o);
     const i = o.pods.findIndex((p) => p.spec?.nodeName === NODE && p.metadata?.name?.startsWith('web-'));
     expect(i).to.be.greaterThan(-1);
     const pod = o.pods[i]!;
@@ -40,7 +46,7 @@ describe('buildSnapshot memos', () => {
     const newNode: V1Node = { ...node, status: { ...node.status, allocatable: { ...node.status?.allocatable, cpu: '1500m' } } };
     const changed: ClusterObjects = { ...o, pods: o.pods.with(i, replaced), nodes: o.nodes.with(j, newNode) };
 
-    const s = buildSnapshot(changed);
+    const s = build(changed);
     expect(s).to.deep.equal(buildSnapshot(fresh(changed)));
     const pending = s.pendingPods.find((p) => p.key === `${pod.metadata!.namespace}/${pod.metadata!.name}`);
     expect(pending?.requests.cpu).to.equal(1234);
@@ -50,7 +56,7 @@ describe('buildSnapshot memos', () => {
 
   it('sees a replaced Machine (node mapping) even when the other inputs are the same objects', () => {
     const o = objects();
-    const before = buildSnapshot(o);
+    const before = build(o);
     expect(before.nodes.find((n) => n.name === NODE)!.groupId).to.equal('MachineDeployment/default/small');
     const k = o.machines.findIndex((m) => (m.status as { nodeRef?: { name?: string } } | undefined)?.nodeRef?.name === NODE);
     expect(k).to.be.greaterThan(-1);
@@ -60,7 +66,7 @@ describe('buildSnapshot memos', () => {
       metadata: { ...m.metadata, annotations: { ...m.metadata?.annotations, 'cluster.x-k8s.io/delete-machine': 'yes' } },
     };
     const changed: ClusterObjects = { ...o, machines: o.machines.with(k, marked) };
-    const s = buildSnapshot(changed);
+    const s = build(changed);
     expect(s).to.deep.equal(buildSnapshot(fresh(changed)));
     expect(s.nodes.find((n) => n.name === NODE)!.unschedulable).to.equal(true);
     expect(before.nodes.find((n) => n.name === NODE)!.unschedulable).to.equal(false);
@@ -72,18 +78,18 @@ describe('buildSnapshot memos', () => {
     const withBad: ClusterObjects = { ...o, pods: [...o.pods, bad] };
     for (let n = 0; n < 2; n++) {
       const issues: SnapshotIssue[] = [];
-      buildSnapshot(withBad, { strict: false, onIssue: (i) => issues.push(i) });
+      build(withBad, { strict: false, onIssue: (i) => issues.push(i) });
       expect(issues.filter((i) => i.severity === 'error'), `build ${n + 1}`).to.have.length(1);
     }
   });
 
   it('reuses nothing stale when a caller pushes into the same arrays between builds', () => {
     const o = objects();
-    const first = buildSnapshot(o);
+    const first = build(o);
     const pod = o.pods.find((p) => p.spec?.nodeName === NODE && p.metadata?.name?.startsWith('web-'))!;
     const extra: V1Pod = { ...pod, metadata: { ...pod.metadata, name: 'pushed', uid: 'pushed' }, spec: { ...pod.spec!, nodeName: undefined }, status: { phase: 'Pending' } };
     o.pods.push(extra);
-    const second = buildSnapshot(o);
+    const second = build(o);
     expect(second.pendingPods.map((p) => p.name)).to.include('pushed');
     expect(first.pendingPods.map((p) => p.name)).to.not.include('pushed');
     expect(second).to.deep.equal(buildSnapshot(fresh(o)));
@@ -91,8 +97,28 @@ describe('buildSnapshot memos', () => {
 
   it('does not reuse a build with extra pending pods, nor reuse one for them', () => {
     const o = objects();
-    const extra = { ...buildSnapshot(o).pendingPods[0]!, key: 'x/predicted', name: 'predicted', predicted: true };
-    expect(buildSnapshot(o, { extraPendingPods: [extra] }).pendingPods.map((p) => p.key)).to.include('x/predicted');
-    expect(buildSnapshot(o).pendingPods.map((p) => p.key)).to.not.include('x/predicted');
+    const extra = { ...build(o).pendingPods[0]!, key: 'x/predicted', name: 'predicted', predicted: true };
+    expect(build(o, { extraPendingPods: [extra] }).pendingPods.map((p) => p.key)).to.include('x/predicted');
+    expect(build(o).pendingPods.map((p) => p.key)).to.not.include('x/predicted');
+  });
+
+  it('reuses its last snapshot for the very same objects; another builder does not share it', () => {
+    const o = objects();
+    const first = build(o);
+    expect(build(o)).to.equal(first);
+    const other = new SnapshotBuilder();
+    const second = other.build(o);
+    expect(second).to.not.equal(first);
+    expect(second).to.deep.equal(first);
+    // A one-off build keeps no state at all.
+    expect(buildSnapshot(o)).to.not.equal(first);
+  });
+
+  it('gives the same snapshot as a one-off build after the groups change', () => {
+    const o = objects();
+    build(o);
+    const withoutGroups: ClusterObjects = { ...o, nodeGroups: [] };
+    expect(build(withoutGroups)).to.deep.equal(buildSnapshot(fresh(withoutGroups)));
+    expect(build(o)).to.deep.equal(buildSnapshot(fresh(o)));
   });
 });

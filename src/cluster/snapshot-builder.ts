@@ -1,0 +1,72 @@
+import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
+import type { MachineView, NodeGroupView } from '../api/capi.js';
+import { buildSnapshot, type BuildSnapshotOptions, type BuildSteps, type SnapshotIssue } from './build-snapshot.js';
+import { learnNodeShape, type LearnedShape } from './node-group.js';
+import { mapNodesToGroups } from './node-machine-map.js';
+import type { ClusterObjects } from './objects.js';
+import type { ClusterSnapshot, SnapshotNode } from './snapshot.js';
+
+/** The lists buildSnapshot reads. */
+const SNAPSHOT_INPUTS = [
+  'pods', 'nodes', 'daemonSets', 'persistentVolumes', 'persistentVolumeClaims', 'storageClasses', 'nodeGroups', 'machines',
+  'nodePools', 'namespaces', 'infrastructureTemplates',
+] as const satisfies ReadonlyArray<keyof ClusterObjects>;
+const NONE: readonly KubernetesObject[] = [];
+const sameElements = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * buildSnapshot for a loop that builds again and again (the provisioner, the
+ * disruptor, the simulator's policies), remembering between its builds what
+ * depends on whole inputs. Each memo is sound because ClusterStateSource objects and
+ * lists are immutable by contract (a change is a new object), and each is checked
+ * element by element, since a caller may push into an array it passed before.
+ * - the last build: the very same objects give the same snapshot (its issues replayed);
+ * - the node → group mapping, while every node, Machine and group is the same object;
+ * - each group's learned node shape, while its Ready nodes' allocatable, labels and
+ *   taints are the same objects (groups not in the last build are forgotten).
+ * The state lives as long as its owner: one per loop or per controller, never
+ * module-global (ADR 0022).
+ */
+export class SnapshotBuilder implements BuildSteps {
+  private lastBuild: { strict: boolean; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
+  private lastMap: { nodes: V1Node[]; machines: MachineView[]; views: NodeGroupView[]; map: ReturnType<typeof mapNodesToGroups> } | undefined;
+  private lastShape = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
+  /** Shapes learned during the current build; they replace lastShape when it ends. */
+  private shapes = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
+
+  build(objects: ClusterObjects, options: BuildSnapshotOptions = {}): ClusterSnapshot {
+    const strict = options.strict ?? true;
+    const inputs = SNAPSHOT_INPUTS.map((k) => objects[k] ?? NONE);
+    const last = this.lastBuild;
+    if (!options.extraPendingPods && last && last.strict === strict && inputs.every((list, i) => sameElements(last.inputs[i]!, list))) {
+      for (const issue of last.issues) options.onIssue?.(issue);
+      return last.snapshot;
+    }
+    const issues: SnapshotIssue[] = [];
+    this.shapes = new Map();
+    const snapshot = buildSnapshot(objects, { ...options, strict, onIssue: (i) => { issues.push(i); options.onIssue?.(i); } }, this);
+    this.lastShape = this.shapes;
+    // Copies: a caller may push into its arrays later (a stale hit otherwise).
+    if (!options.extraPendingPods) this.lastBuild = { strict, inputs: inputs.map((list) => list.slice()), issues, snapshot };
+    return snapshot;
+  }
+
+  mapNodes(nodes: V1Node[], machines: MachineView[], views: NodeGroupView[]): ReturnType<typeof mapNodesToGroups> {
+    const last = this.lastMap;
+    if (last && sameElements(last.nodes, nodes) && sameElements(last.machines, machines) && sameElements(last.views, views)) return last.map;
+    const map = mapNodesToGroups(nodes, machines, views);
+    this.lastMap = { nodes, machines, views, map };
+    return map;
+  }
+
+  learnShape(groupId: string, ready: readonly SnapshotNode[]): LearnedShape | undefined {
+    const last = this.lastShape.get(groupId);
+    let entry = last;
+    if (!last || last.ready.length !== ready.length || !ready.every((n, i) => {
+      const l = last.ready[i]!;
+      return l.allocatable === n.allocatable && l.labels === n.labels && l.taints === n.taints;
+    })) entry = { ready, learned: learnNodeShape(ready) };
+    this.shapes.set(groupId, entry!);
+    return entry!.learned;
+  }
+}
