@@ -1,3 +1,6 @@
+// Over 400 lines: one disruption pass end to end (settings, candidates, the fresh re-checks before
+// acting, drift and replacements, orphan taints); decisions are the pure files beside it and execution
+// is in orchestration/. Moving the fresh re-checks out is the next split (they change under issue 14).
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { hasDisruptionTaint, withoutDisruptionTaint } from '../api/disruption-taint.js';
 import type { NodePoolDisruption } from '../api/nodepool.js';
