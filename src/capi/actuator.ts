@@ -29,21 +29,6 @@ export interface StandaloneMachineRequest {
   reason: string;
 }
 
-/** A pod an action is taken for (events go on it). */
-export interface PodRef {
-  namespace: string;
-  name: string;
-  uid?: string;
-}
-
-/** An event about pods (e.g. reason TriggeredScaleUp). */
-export interface PodEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  action: string;
-  note: string;
-}
-
 export interface ScaleResult {
   /** Replicas after the write (or what would have been written, in dry run). */
   replicas: number;
@@ -54,6 +39,7 @@ export interface ScaleResult {
  * The CAPI actuator: the only code that writes CAPI objects. Like Karpenter's
  * cloud provider it is a narrow interface, so the controller, the simulator and
  * tests can swap the implementation (real apiserver, in-process simulated cluster).
+ * Events about what the loops did are a port of their own (ActionEvents).
  */
 export interface CapiActuator {
   /** Observed spec.replicas of a group (through the scale subresource). */
@@ -77,11 +63,4 @@ export interface CapiActuator {
   createMachine(request: StandaloneMachineRequest): Promise<string>;
   /** Deletes a standalone Machine that Headroom created. */
   deleteStandaloneMachine(machine: MachineRef, reason: string): Promise<void>;
-  /**
-   * Optional: records an event on the pods an action was taken for (fire and
-   * forget; implementations may cap how many pods get one, to bound writes).
-   */
-  notifyPods?(pods: readonly PodRef[], event: PodEvent): void;
-  /** Optional: records an event on a node group (why it was not scaled, say); fire and forget. */
-  notifyGroup?(group: NodeGroupRef, event: PodEvent): void;
 }

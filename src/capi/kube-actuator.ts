@@ -5,22 +5,20 @@ import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, NODEPOOL_PLURAL, p
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
 import type {
-  CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult, StandaloneMachineRequest,
+  CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from './actuator.js';
 import type { EventRecorder, EventSpec } from './events.js';
 import { capiPath, groupId, groupPath } from './group-resource.js';
 import { cloneFromTemplate, standaloneMachine } from './machine-template.js';
+import { scaleTarget } from './scale-target.js';
 
 /**
  * The CapiActuator on a real management cluster.
  *
  * Scaling goes through the scale subresource with the resourceVersion of the
  * object just read (optimistic concurrency); a 409 re-reads and retries. The
- * re-read decides what to write (ADR 0052):
- * - scale up `from -> to`: write max(current, to), so a plan made on a stale
- *   snapshot, a retry, or a restart never adds the same nodes twice;
- * - scale down: only if replicas are still `from` (compare-and-swap);
- * - always clamped to the group's [min, max] annotations.
+ * re-read decides what to write: scaleTarget (scale-target.ts, ADR 0052), within
+ * the group's [min, max] annotations.
  * Dry run reads, logs and emits events, and writes nothing to CAPI objects.
  */
 
@@ -29,11 +27,7 @@ export interface KubeActuatorOptions {
   capiVersion: CapiVersion;
   /** Events on CAPI objects (management cluster). */
   events?: EventRecorder;
-  /** Events on pods (workload cluster). */
-  podEvents?: EventRecorder;
   dryRun?: boolean;
-  /** At most this many pods get an event per notifyPods call (bounds writes per scale-up). Default 20. */
-  maxPodEvents?: number;
   /** Retries on 409. Default 8. */
   maxConflictRetries?: number;
   log?: Log;
@@ -65,12 +59,11 @@ export class KubeActuator implements CapiActuator {
    * so nothing of a lost term is written. Counts are shared with this actuator.
    */
   fenced(term: AbortSignal): KubeActuator {
-    const { management, events, podEvents } = this.opts;
+    const { management, events } = this.opts;
     return new KubeActuator({
       ...this.opts,
       management: management.fenced(term),
       ...(events ? { events: events.withClient(events.client.fenced(term)) } : {}),
-      ...(podEvents ? { podEvents: podEvents.withClient(podEvents.client.fenced(term)) } : {}),
     }, { capiWrites: this.capiWrites, resourceCache: this.resourceCache });
   }
 
@@ -114,10 +107,7 @@ export class KubeActuator implements CapiActuator {
     const retries = this.opts.maxConflictRetries ?? 8;
     for (let attempt = 0; ; attempt++) {
       const g = await this.readGroup(group);
-      let target: number;
-      if (to >= from) target = Math.max(g.replicas, to);
-      else target = g.replicas === from ? to : g.replicas;
-      target = Math.min(Math.max(target, g.bounds.minSize), g.bounds.maxSize);
+      const target = scaleTarget(g.replicas, from, to, g.bounds);
       if (target === g.replicas) return { replicas: target, written: false };
       const verb = target > g.replicas ? 'ScaleUp' : 'ScaleDown';
       const note = `replicas ${g.replicas} -> ${target}${target !== to ? ` (asked ${from} -> ${to}; bounds [${g.bounds.minSize}, ${g.bounds.maxSize}])` : ''}: ${reason}`;
@@ -271,17 +261,5 @@ export class KubeActuator implements CapiActuator {
       if (!isNotFound(err)) throw err;
     });
     this.event(obj, { type: 'Normal', reason: 'Deleting', action: 'DeleteMachine', note: reason });
-  }
-
-  notifyGroup(group: NodeGroupRef, spec: EventSpec): void {
-    if (!this.opts.events) return;
-    void this.opts.events.emit({ apiVersion: `${CAPI_GROUP}/${this.opts.capiVersion}`, kind: group.kind, namespace: group.namespace, name: group.name }, spec);
-  }
-
-  notifyPods(pods: readonly PodRef[], spec: EventSpec): void {
-    if (!this.opts.podEvents) return;
-    for (const p of pods.slice(0, this.opts.maxPodEvents ?? 20)) {
-      void this.opts.podEvents.emit({ apiVersion: 'v1', kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid }, spec);
-    }
   }
 }

@@ -26,20 +26,14 @@ export function capiErrorClass(err: unknown): CapiErrorClass {
 /**
  * `actuator` with every call to the API timed and its failures classified: a
  * decorator around the port, so any implementation (kube, simulated) is measured the
- * same way and no caller knows. Notifications are fire-and-forget and pass through.
+ * same way and no caller knows. Events are another port (ActionEvents), not metered here.
  */
 export class MeteredActuator implements CapiActuator {
   constructor(
     private readonly inner: CapiActuator,
     private readonly observe: CapiCallObserver,
     private readonly now: () => number = () => performance.now(),
-  ) {
-    if (inner.notifyPods) this.notifyPods = (pods, event) => inner.notifyPods!(pods, event);
-    if (inner.notifyGroup) this.notifyGroup = (group, event) => inner.notifyGroup!(group, event);
-  }
-
-  notifyPods?: CapiActuator['notifyPods'];
-  notifyGroup?: CapiActuator['notifyGroup'];
+  ) {}
 
   getReplicas(...args: Parameters<CapiActuator['getReplicas']>): ReturnType<CapiActuator['getReplicas']> {
     return this.timed('getReplicas', () => this.inner.getReplicas(...args));

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { EventRecorder } from '../capi/events.js';
+import { KubeActionEvents } from '../capi/kube-action-events.js';
 import { KubeActuator } from '../capi/kube-actuator.js';
 import { Disruptor, type DisruptionReport, type DisruptorOptions } from '../disruption/disruptor.js';
 import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
@@ -120,6 +121,7 @@ export class Controller {
   readonly managementClient: KubeClient;
   readonly cache: ClusterCache;
   actuator: KubeActuator | undefined;
+  private actionEvents: KubeActionEvents | undefined;
   provisioner: Provisioner | undefined;
   disruptor: Disruptor | undefined;
   prediction: PredictionLoop | undefined;
@@ -170,8 +172,12 @@ export class Controller {
     this.actuator = new KubeActuator({
       management: this.managementClient, capiVersion, dryRun: this.opts.dryRun ?? false,
       events: new EventRecorder(this.managementClient, this.onEventError),
-      podEvents: new EventRecorder(this.workloadClient, this.onEventError),
       log: this.log,
+    });
+    this.actionEvents = new KubeActionEvents({
+      capiVersion,
+      groupEvents: new EventRecorder(this.managementClient, this.onEventError),
+      podEvents: new EventRecorder(this.workloadClient, this.onEventError),
     });
     if (this.opts.registry) {
       this.metrics = registerControllerMetrics(this.opts.registry, this.cache, this.actuator);
@@ -235,7 +241,7 @@ export class Controller {
     // One builder for both loops: they often build from the very same objects.
     const snapshots = new SnapshotBuilder();
     this.provisioner = new Provisioner({
-      state: this.cache, actuator, clock: systemClock, snapshots,
+      state: this.cache, actuator, events: this.actionEvents!.fenced(term), clock: systemClock, snapshots,
       solve,
       ...(this.opts.fallbackSolve ? { fallbackSolve: this.opts.fallbackSolve } : {}),
       term,

@@ -1,7 +1,8 @@
 // Over 400 lines: the cycle orchestration (failed-provision replacement, held groups, judging past
 // scale-ups, solve under a deadline, writes, observation); the scale-up judging (issue 17) landed
 // while it was being split and is the next piece to move out.
-import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
+import type { ActionEvents, PodRef } from '../capi/action-events.js';
+import type { CapiActuator, NodeGroupRef } from '../capi/actuator.js';
 import type { SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
@@ -69,6 +70,8 @@ export interface ProvisionerOptions {
 export interface ProvisionerDeps {
   state: ClusterStateSource;
   actuator: CapiActuator;
+  /** Events on the pods and groups the loop acted on or would not grow. Default: none (the simulator). */
+  events?: ActionEvents;
   clock: Clock;
   solve: SolveFn;
   /** Used when `solve` outlives the solve deadline (the FFD baseline, say). */
@@ -185,7 +188,8 @@ export class Provisioner {
    * (this memory only dedupes events, it never feeds a decision).
    */
   private explainUnschedulable(plan: Plan, snapshot: ClusterSnapshot, now: number): void {
-    if (!this.deps.actuator.notifyPods || plan.unschedulable.length === 0) return;
+    const events = this.deps.events;
+    if (!events || plan.unschedulable.length === 0) return;
     for (const [key, at] of this.explained) if (now - at > 600_000) this.explained.delete(key);
     const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
     const byReason = new Map<string, PodRef[]>();
@@ -198,7 +202,7 @@ export class Provisioner {
       list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
     }
     for (const [reason, pods] of byReason) {
-      this.deps.actuator.notifyPods(pods, { type: 'Warning', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
+      events.notifyPods(pods, { type: 'Warning', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
     }
   }
 
@@ -289,7 +293,7 @@ export class Provisioner {
       this.explained.set(key, now);
       const [kind, namespace, name] = id.split('/') as [NodeGroupRef['kind'], string, string];
       this.log(`not scaling ${id}: ${why}`, { kind, namespace, name });
-      this.deps.actuator.notifyGroup?.({ kind, namespace, name }, { type: 'Warning', reason: 'NotScaledUp', action: 'ScaleUp', note: why });
+      this.deps.events?.notifyGroup({ kind, namespace, name }, { type: 'Warning', reason: 'NotScaledUp', action: 'ScaleUp', note: why });
     }
     return held;
   }
@@ -327,13 +331,13 @@ export class Provisioner {
         const note = `scale-up did not help: ${outcome.pending} pod(s) that triggered it are still pending and ${outcome.reason}; `
           + `${record.groupId} backs off until ${new Date(until).toISOString()}`;
         this.log(note, group);
-        this.deps.actuator.notifyGroup?.(group, { type: 'Warning', reason: 'ScaleUpDidNotHelp', action: 'ScaleUp', note });
+        this.deps.events?.notifyGroup(group, { type: 'Warning', reason: 'ScaleUpDidNotHelp', action: 'ScaleUp', note });
       } else if (outcome.kind === 'helped' && this.backoff.recover(record.groupId, now)) {
         (report.recoveredGroups ??= []).push(record.groupId);
         const note = `new node ${outcome.nodes[0]} took pods: ${record.groupId} no longer backs off`;
         this.log(note, group);
         this.explained.delete(`held:${record.groupId}:backoff`);
-        this.deps.actuator.notifyGroup?.(group, { type: 'Normal', reason: 'ScaleUpHelped', action: 'ScaleUp', note });
+        this.deps.events?.notifyGroup(group, { type: 'Normal', reason: 'ScaleUpHelped', action: 'ScaleUp', note });
       }
     }
     this.scaleUpRecords = kept;
@@ -446,7 +450,7 @@ export class Provisioner {
       });
     };
     const written = await executeScaleUps(
-      { state, actuator, term: this.deps.term, stats: this.stats, log: (m, about) => this.log(m, about), remember }, snapshot, plan, standalone, report,
+      { state, actuator, events: this.deps.events, term: this.deps.term, stats: this.stats, log: (m, about) => this.log(m, about), remember }, snapshot, plan, standalone, report,
     );
     if (written.length > 0) {
       const observed = await this.waitObserved(written);

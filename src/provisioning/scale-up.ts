@@ -1,4 +1,5 @@
-import type { CapiActuator, NodeGroupRef, PodRef } from '../capi/actuator.js';
+import type { ActionEvents, PodRef } from '../capi/action-events.js';
+import type { CapiActuator, NodeGroupRef } from '../capi/actuator.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Plan } from '../packing/plan.js';
@@ -12,6 +13,8 @@ import { standaloneMachineName, type StandaloneGroup } from './standalone.js';
 export interface ScaleUpContext {
   state: ClusterStateSource;
   actuator: CapiActuator;
+  /** Events on the pods a scale-up was for; none in the simulator. */
+  events: ActionEvents | undefined;
   term: AbortSignal | undefined;
   stats: { scaleUps: number; errors: number };
   log: Log;
@@ -70,7 +73,7 @@ export async function executeScaleUps(
           written.push({ pool: { namespace: pool.namespace, name: pool.nodePool }, replicas: entry.result.replicas });
           ctx.remember?.(id, pods);
         }
-        actuator.notifyPods?.(pods, {
+        ctx.events?.notifyPods(pods, {
           type: 'Normal', reason: 'TriggeredScaleUp', action: 'CreateMachine',
           note: `pod triggered creation of ${create} Machine(s) for NodePool ${pool.nodePool}`,
         });
@@ -86,7 +89,7 @@ export async function executeScaleUps(
         written.push({ group, replicas: result.replicas });
         if (entry.added > 0) ctx.remember?.(id, pods);
       }
-      actuator.notifyPods?.(pods, {
+      ctx.events?.notifyPods(pods, {
         type: 'Normal', reason: 'TriggeredScaleUp', action: 'ScaleUp',
         note: `pod triggered scale-up: ${id} ${up.from} -> ${result.replicas}`,
       });

@@ -13,6 +13,7 @@ import { Sampler } from './sampler.js';
 import type { SimSchedulingQueue } from './scheduling-queue.js';
 import type { TraceNodeGroup } from './trace.js';
 import type { VirtualClock } from './virtual-clock.js';
+import { scaleTarget } from '../capi/scale-target.js';
 
 /** A write to a group, as the actuator made it (for tests and the report). */
 export interface ScaleAction {
@@ -75,10 +76,8 @@ export class SimCapi {
 
   scaleTo(ref: NodeGroupRef, from: number, to: number, reason: string): ScaleResult {
     const g = this.group(ref);
-    // The KubeActuator's semantics: a scale-up is an idempotent target (never lowers
-    // replicas), a scale-down only applies if nobody changed replicas since `from`.
-    let target = to >= from ? Math.max(g.replicas, to) : (g.replicas === from ? to : g.replicas);
-    target = Math.min(g.maxSize, Math.max(g.minSize, target));
+    // The KubeActuator's rule, the same function.
+    const target = scaleTarget(g.replicas, from, to, g);
     if (target === g.replicas) return { replicas: g.replicas, written: false };
     this.actions.push({ at: this.clock.now(), group: g.id, from: g.replicas, to: target, reason });
     this.setReplicas(g, target);

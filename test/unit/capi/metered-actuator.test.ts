@@ -35,7 +35,6 @@ describe('MeteredActuator', () => {
     expect(seen).to.deep.equal([
       ['getReplicas', 0.25, undefined], ['scaleTo', 1, 'Conflict'], ['deleteMachine', 0, 'Fenced'], ['createMachine', 0, undefined], ['deleteStandaloneMachine', 0, 'Other'],
     ]);
-    expect(metered.notifyPods).to.equal(undefined);
   });
 
   it('error classes are a fixed set, whatever reason text the server sends', () => {
@@ -43,14 +42,5 @@ describe('MeteredActuator', () => {
     expect(capiErrorClass(new KubeApiError(429, 'TooManyRequests', '', 'GET', '/'))).to.equal('TooManyRequests');
     expect(capiErrorClass(new KubeApiError(503, 'anything a proxy says', '', 'GET', '/'))).to.equal('ServerError');
     expect(capiErrorClass(new KubeApiError(418, 'Teapot', '', 'GET', '/'))).to.equal('Other');
-  });
-
-  it('passes notifications through when the inner port has them', () => {
-    const calls: string[] = [];
-    const inner = { notifyPods: () => calls.push('pods'), notifyGroup: () => calls.push('group') } as unknown as CapiActuator;
-    const metered = new MeteredActuator(inner, () => {});
-    metered.notifyPods!([], { type: 'Normal', reason: 'r', action: 'a', note: 'n' });
-    metered.notifyGroup!(group, { type: 'Normal', reason: 'r', action: 'a', note: 'n' });
-    expect(calls).to.deep.equal(['pods', 'group']);
   });
 });

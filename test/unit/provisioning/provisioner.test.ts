@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
-import type { CapiActuator, MachineRef, NodeGroupRef, PodRef, ScaleResult } from '../../../src/capi/actuator.js';
+import type { ActionEvents, PodRef } from '../../../src/capi/action-events.js';
+import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
@@ -31,7 +32,7 @@ class MemoryState implements ClusterStateSource {
 }
 
 /** Writes replicas into MemoryState, clamped like the real one (max(current, to)). */
-class MemoryActuator implements CapiActuator {
+class MemoryActuator implements CapiActuator, ActionEvents {
   calls: Array<{ group: string; from: number; to: number; result: number }> = [];
   notified: PodRef[] = [];
   constructor(private state: MemoryState, private delayMs = 0) {}
@@ -86,7 +87,7 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' })], 10);
     const act = new MemoryActuator(state);
     const reports: CycleReport[] = [];
-    const p = new Provisioner({ state, actuator: act, clock, solve, onCycle: (r) => reports.push(r) }, { resyncMs: 0 });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve, onCycle: (r) => reports.push(r) }, { resyncMs: 0 });
     p.start();
     await clock.advance(999);
     expect(act.calls).to.deep.equal([]);
@@ -120,7 +121,7 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     const clock = new ManualClock();
     const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 3, cpu: '4', memory: '16Gi' })], 20);
     const act = new MemoryActuator(state);
-    const p = new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0 });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve }, { resyncMs: 0 });
     for (let burst = 0; burst < 3; burst++) {
       state.update('pods', (o) => {
         o.pods = [...o.pods, ...Array.from({ length: 10 }, (_, i) => ({ ...pendingPod('default', `b${burst}-${i}`, '1'), metadata: { name: `b${burst}-${i}`, namespace: 'default', uid: `b${burst}-${i}` } }) as V1Pod)];
@@ -136,7 +137,7 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     // 16-cpu pods on 4-cpu nodes: never fit.
     const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 3, cpu: '4', memory: '16Gi' })], 2, '16');
     const act = new MemoryActuator(state);
-    const p = new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0 });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve }, { resyncMs: 0 });
     const r = await p.cycle();
     expect(r.unschedulable).to.equal(2);
     expect(act.calls).to.deep.equal([]);
@@ -152,7 +153,7 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
     const clock = new ManualClock();
     const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 3 })], 2);
     const act = new MemoryActuator(state);
-    const p = new Provisioner({ state, actuator: act, clock, solve, ready: () => false });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve, ready: () => false });
     expect((await p.cycle()).skipped).to.equal('not-synced');
     expect(act.calls).to.deep.equal([]);
   });
@@ -191,7 +192,7 @@ describe('Provisioner: a scale-up whose new nodes cannot take its pods backs the
     state.update('pods', (o) => { o.pods = [...o.pods, { ...pendingPod('default', 'big', '4'), metadata: { name: 'big', namespace: 'default', uid: 'ubig' }, spec: { ...pendingPod('default', 'big', '4').spec, nodeName: 'old' } } as V1Pod]; });
     const act = new MemoryActuator(state);
     const reports: CycleReport[] = [];
-    const p = new Provisioner({ state, actuator: act, clock, solve, onCycle: (r) => reports.push(r) }, { resyncMs: 0 });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve, onCycle: (r) => reports.push(r) }, { resyncMs: 0 });
     const r1 = await p.cycle();
     expect(r1.scaleUps.map((u) => [u.from, u.result?.replicas])).to.deep.equal([[1, 2]]);
     machineWithNode(state, 'new-1', clock.now() + 5000, [CHAOS]);
@@ -235,7 +236,7 @@ describe('Provisioner: a scale-up whose new nodes cannot take its pods backs the
     machineWithNode(state, 'old', clock.now() - 600_000);
     state.update('pods', (o) => { o.pods = [...o.pods, { ...pendingPod('default', 'big', '4'), metadata: { name: 'big', namespace: 'default', uid: 'ubig' }, spec: { ...pendingPod('default', 'big', '4').spec, nodeName: 'old' } } as V1Pod]; });
     const act = new MemoryActuator(state);
-    const p = new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0, backoff: { initialMs: 60_000, maxMs: 600_000 } });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve }, { resyncMs: 0, backoff: { initialMs: 60_000, maxMs: 600_000 } });
     await p.cycle();
     machineWithNode(state, 'new-1', clock.now(), [CHAOS]);
     await clock.advance(31_000);
@@ -261,7 +262,7 @@ describe('Provisioner log lines (pino JSON)', () => {
     const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' })], 4);
     const act = new MemoryActuator(state);
     act.scaleTo = async () => { throw new Error('apiserver unavailable'); };
-    const p = new Provisioner({ state, actuator: act, clock, solve, log });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, solve, log });
     await p.cycle();
     const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const failed = records.find((r) => /^scale-up of .* failed/.test(String(r.msg)));
@@ -282,7 +283,7 @@ describe('Provisioner under faults (leadership term, solve deadline, retried dec
     const started = new Promise<void>((r) => { solveStarted = r; });
     let finishSolve!: () => void;
     const p = new Provisioner({
-      state, actuator: act, clock, term: term.signal,
+      state, actuator: act, events: act, clock, term: term.signal,
       solve: async (s) => {
         solveStarted();
         await new Promise<void>((r) => { finishSolve = r; });
@@ -315,7 +316,7 @@ describe('Provisioner under faults (leadership term, solve deadline, retried dec
       { kind: 'MachineDeployment' as const, namespace: 'default', name: 'md', from: 0, to: 1 },
       { kind: 'MachineDeployment' as const, namespace: 'default', name: 'md2', from: 0, to: 1 },
     ] });
-    const p = new Provisioner({ state, actuator: act, clock, term: term.signal, solve: twoGroups }, { resyncMs: 0 });
+    const p = new Provisioner({ state, actuator: act, events: act, clock, term: term.signal, solve: twoGroups }, { resyncMs: 0 });
     const report = await p.cycle();
     expect(report.termEnded).to.equal(true);
     expect(act.calls.map((c) => c.group)).to.deep.equal(['md']);
@@ -328,7 +329,7 @@ describe('Provisioner under faults (leadership term, solve deadline, retried dec
     let aborted: unknown;
     let solving = false;
     const p = new Provisioner({
-      state, actuator: act, clock,
+      state, actuator: act, events: act, clock,
       solve: (_s, signal) => {
         solving = true;
         return new Promise<never>(() => { signal?.addEventListener('abort', () => { aborted = signal.reason; }); });
@@ -354,7 +355,7 @@ describe('Provisioner under faults (leadership term, solve deadline, retried dec
     let hang = true;
     const reports: CycleReport[] = [];
     const p = new Provisioner({
-      state, actuator: act, clock, onCycle: (r) => reports.push(r),
+      state, actuator: act, events: act, clock, onCycle: (r) => reports.push(r),
       solve: (s) => (hang ? new Promise<never>(() => {}) : solvePlan(s)),
     }, { resyncMs: 0, solveDeadlineMs: 5_000, batch: { idleMs: 100, maxMs: 100 } });
     p.start();
@@ -392,7 +393,7 @@ describe('Provisioner under faults (leadership term, solve deadline, retried dec
     const writers = names.map((list) => {
       const act = new MemoryActuator(state);
       (act as CapiActuator).createMachine = async (req) => { list.push(req.name); return req.name; };
-      return new Provisioner({ state, actuator: act, clock, solve }, { resyncMs: 0, observeTimeoutMs: 1 });
+      return new Provisioner({ state, actuator: act, events: act, clock, solve }, { resyncMs: 0, observeTimeoutMs: 1 });
     });
     let done = false;
     const cycles = Promise.all(writers.map((w) => w.cycle())).finally(() => { done = true; });
