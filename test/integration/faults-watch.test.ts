@@ -19,10 +19,13 @@ describe('faults: watches stalled and dropped (TCP proxy, shared control plane, 
     cp = await sharedControlPlane();
   });
 
-  it('a half-dead connection (open connections black-holed, new ones fine): the stall detector reconnects and the pods created meanwhile end Running', async function () {
-    this.timeout(150_000);
+  /**
+   * A scenario whose controller reaches the apiserver through a private TCP proxy and
+   * leads: one empty 4-cpu group 'md' (max 10), the stall detector at 3 s.
+   */
+  async function leaderBehindProxy(prefix: string, bootDelayMs: number, needed: number) {
     const proxy = await TcpProxy.start(new URL(cp.server));
-    const s = await faultScenario({ adminKc: cp.kubeConfig(), prefix: 'fault-stall', fixture: { bootDelayMs: 500 }, invariants: { needed: { md: 3 } } });
+    const s = await faultScenario({ adminKc: cp.kubeConfig(), prefix, fixture: { bootDelayMs }, invariants: { needed: { md: needed } } });
     try {
       await s.createGroup({ name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' });
       const ctl = await s.startController({
@@ -31,6 +34,18 @@ describe('faults: watches stalled and dropped (TCP proxy, shared control plane, 
         leaderElection: { namespace: s.ns, identity: 'a', ...TEST_LEASE },
       });
       await eventually('a to lead', async () => ctl.isLeader(), { timeoutMs: 30_000, intervalMs: 50 });
+      return { proxy, s, ctl };
+    } catch (err) {
+      await s.cleanup();
+      await proxy.close();
+      throw err;
+    }
+  }
+
+  it('a half-dead connection (open connections black-holed, new ones fine): the stall detector reconnects and the pods created meanwhile end Running', async function () {
+    this.timeout(150_000);
+    const { proxy, s, ctl } = await leaderBehindProxy('fault-stall', 500, 3);
+    try {
       const stallsBefore = ctl.cache.informerStats().reduce((n, i) => n + i.stalls, 0);
       proxy.stall({ openOnly: true });
       const frozen = proxy.frozenConnections;
@@ -52,16 +67,8 @@ describe('faults: watches stalled and dropped (TCP proxy, shared control plane, 
 
   it('every connection stalled for 8 s (the leader steps down), then every connection reset each second for 6 s: 24 pods Running on exactly 6 nodes', async function () {
     this.timeout(150_000);
-    const proxy = await TcpProxy.start(new URL(cp.server));
-    const s = await faultScenario({ adminKc: cp.kubeConfig(), prefix: 'fault-drop', fixture: { bootDelayMs: 1000 }, invariants: { needed: { md: 6 } } });
+    const { proxy, s, ctl } = await leaderBehindProxy('fault-drop', 1000, 6);
     try {
-      await s.createGroup({ name: 'md', replicas: 0, min: 0, max: 10, cpu: '4', memory: '16Gi' });
-      const ctl = await s.startController({
-        workload: proxy.kubeConfig(cp.kubeConfig()),
-        informer: { stallTimeoutMs: 3000 },
-        leaderElection: { namespace: s.ns, identity: 'a', ...TEST_LEASE },
-      });
-      await eventually('a to lead', async () => ctl.isLeader(), { timeoutMs: 30_000, intervalMs: 50 });
       await s.createPods('first', 12, '1');
       await eventually('the first scale-up', async () => (await s.replicas('md')) > 0, { timeoutMs: 30_000, intervalMs: 50 });
       proxy.stall();
