@@ -22,6 +22,7 @@ import { nodeAllocatable, schedulingTaints } from './node-parse.js';
 import type { ClusterObjects } from './objects.js';
 import { SKIP, podClass, type EphemeralClaim } from './pod-classify.js';
 import { poolLimits } from './pool-limits.js';
+import { poolTemplates } from './pool-templates.js';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from './snapshot.js';
 import { volumeTopology } from './volume-topology.js';
 
@@ -264,6 +265,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     namespaceLabels: namespaceLabels(objects.namespaces.filter(valid), podNamespaces),
     limits: poolLimits(pools, groups, nodes),
     disruption: Object.fromEntries(pools.map((p) => [p.name, p.disruption])),
+    templates: poolTemplates(pools),
   };
 }
 

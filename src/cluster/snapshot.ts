@@ -24,6 +24,19 @@ export interface ClusterSnapshot {
   limits: Record<string, PoolLimits>;
   /** NodePool disruption settings (defaults applied), keyed by NodePool name, parsed once here for the Disruptor. */
   disruption: Record<string, NodePoolDisruption>;
+  /**
+   * Each NodePool's machineTemplate as it is now, keyed by NodePool name (pools with a
+   * machineTemplate only), hashed once here for drift: the Disruptor parses no NodePool.
+   */
+  templates: Record<string, PoolTemplate>;
+}
+
+/** A NodePool's current machineTemplate, as drift compares it with a standalone Machine's. */
+export interface PoolTemplate {
+  /** nodePoolTemplateHash (api/nodepool-hash.ts): what Headroom writes on the Machines it makes from it. */
+  hash: string;
+  /** Where the pool makes its Machines: one elsewhere is no longer the pool's. */
+  namespace: string;
 }
 
 /** A MachineDeployment, MachineSet or MachinePool that Headroom may scale. */

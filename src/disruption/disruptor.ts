@@ -7,7 +7,7 @@ import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { CapiActuator, ScaleResult } from '../capi/actuator.js';
 import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterObjects } from '../cluster/objects.js';
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, PoolTemplate } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
@@ -153,8 +153,10 @@ export class Disruptor {
   private readonly explained = new Map<string, number>();
   /** Settings of groups in no NodePool. */
   private readonly poolless: NodePoolDisruption;
-  /** The last snapshot's settings, and the NodePool and node group objects they came from. */
-  private lastSettings: { nodePools: readonly KubernetesObject[]; nodeGroups: readonly KubernetesObject[]; settings: PassSettings } | undefined;
+  /** The last snapshot's settings and pool templates, and the NodePool and node group objects they came from. */
+  private lastSettings: {
+    nodePools: readonly KubernetesObject[]; nodeGroups: readonly KubernetesObject[]; settings: PassSettings; templates: ClusterSnapshot['templates'];
+  } | undefined;
   private unsubscribe: (() => void) | undefined;
   private cancelTick: (() => void) | undefined;
   private cancelObserve: (() => void) | undefined;
@@ -290,11 +292,11 @@ export class Disruptor {
 
   /**
    * False only when no decision of this pass can remove a node: expiry is off (or no
-   * pool sets expireAfter), no standalone Machine has drifted, and no node has been
-   * empty for the shortest consolidateAfter.
+   * pool sets expireAfter), no standalone Machine has drifted from its pool's template
+   * (`templates`, the last snapshot's), and no node has been empty for the shortest consolidateAfter.
    */
-  private mayRemove(settings: PassSettings, now: number, objects: ClusterObjects): boolean {
-    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now) || driftedMachines(objects).size > 0) return true;
+  private mayRemove(settings: PassSettings, templates: Readonly<Record<string, PoolTemplate>>, now: number, objects: ClusterObjects): boolean {
+    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now) || driftedMachines(templates, objects.machines).size > 0) return true;
     const after = shortestConsolidateAfter(settings.all);
     for (const since of this.empty.emptySince().values()) if (now - since >= after) return true;
     return false;
@@ -351,8 +353,8 @@ export class Disruptor {
     // Nothing could be removed this pass: skip the snapshot and every decision (same outcome, far cheaper).
     // The settings are the last snapshot's while the NodePools are the same objects.
     const last = this.lastSettings;
-    const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last.settings : undefined;
-    if (orphans.length === 0 && known && !this.mayRemove(known, now, objects) && !this.replacements.oldNodes().size) return done();
+    const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last : undefined;
+    if (orphans.length === 0 && known && !this.mayRemove(known.settings, known.templates, now, objects) && !this.replacements.oldNodes().size) return done();
     // Only a non-empty list: any list turns off the builder's reuse of the last snapshot.
     const predicted = this.opts.extraPendingPods?.(objects);
     // Standalone Machines (NodePools with a machineTemplate) are groups too: removed by a delete.
@@ -361,7 +363,7 @@ export class Disruptor {
       ...(predicted?.length ? { extraPendingPods: predicted } : {}),
     }), objects).snapshot;
     const settings = passSettings(snapshot, this.poolless, scaleDownOptionsByGroup(objects));
-    this.lastSettings = { nodePools: objects.nodePools, nodeGroups: objects.nodeGroups, settings };
+    this.lastSettings = { nodePools: objects.nodePools, nodeGroups: objects.nodeGroups, settings, templates: snapshot.templates };
     const { settingsOf } = settings;
     const emptySince = this.empty.emptySince();
     if (orphans.length > 0) await this.untaintOrphans(snapshot, orphans);
@@ -371,7 +373,7 @@ export class Disruptor {
     const due = decideEmptiness({
       snapshot, emptySince, now, settingsOf, notReady, allowance: new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now),
     }).remove.length > 0;
-    const drifted = driftedNodes(snapshot, objects);
+    const drifted = driftedNodes(snapshot, objects.machines);
     const keep = await this.keep(objects, snapshot, due, this.expiryOn(settings), drifted);
     const allowance = new DisruptionAllowance(snapshot, settingsOf, disrupting, undefined, now, new PdbAllowance(objects.podDisruptionBudgets));
     const empty = decideEmptiness({ snapshot, emptySince, now, settingsOf, allowance, keep, notReady });

@@ -1,7 +1,7 @@
-import { NODEPOOL_HASH_ANNOTATION, nodePoolTemplateHash } from '../api/nodepool-hash.js';
-import { NODEPOOL_LABEL, NodePoolError, parseNodePool } from '../api/nodepool.js';
+import { NODEPOOL_HASH_ANNOTATION } from '../api/nodepool-hash.js';
+import { NODEPOOL_LABEL } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, PoolTemplate } from '../cluster/snapshot.js';
 import type { Plan } from '../packing/plan.js';
 import type { DisruptionAllowance, SettingsOf } from './allowance.js';
 import { disruptableNodes } from './candidates.js';
@@ -19,28 +19,21 @@ import { evaluateRemoval } from './what-if.js';
  * which comes first: the old node goes only once it is Ready. The Drifted budgets, the
  * keep set (every blocker) and the what-if apply as to any other method. A Machine
  * without the annotation (made before Headroom wrote it) is not drifted, as in
- * Karpenter. One action per pass. Pure apart from the solver. See docs/adr/0084-drift.md.
+ * Karpenter. One action per pass. Pure apart from the solver. The pools' current
+ * template hashes come from the snapshot (`templates`), which parsed each NodePool once.
+ * See docs/adr/0084-drift.md.
  */
 
-type DriftObjects = { nodePools: readonly UnstructuredObject[]; machines: readonly UnstructuredObject[] };
-
-/** `namespace/name` -> why, for the standalone Machines whose pool's template no longer hashes as theirs. */
-export function driftedMachines(objects: DriftObjects): Map<string, string> {
+/**
+ * `namespace/name` -> why, for the standalone Machines whose pool's template (`templates`,
+ * a snapshot's) no longer hashes as theirs.
+ */
+export function driftedMachines(templates: Readonly<Record<string, PoolTemplate>>, machines: readonly UnstructuredObject[]): Map<string, string> {
   const out = new Map<string, string>();
-  const current = new Map<string, { hash: string; namespace: string }>();
-  for (const o of objects.nodePools) {
-    try {
-      const p = parseNodePool(o);
-      if (p.machineTemplate) current.set(p.name, { hash: nodePoolTemplateHash(p.machineTemplate), namespace: p.machineTemplate.namespace });
-    } catch (err) {
-      if (!(err instanceof NodePoolError)) throw err;
-    }
-  }
-  if (current.size === 0) return out;
-  for (const m of objects.machines) {
+  for (const m of machines) {
     const pool = m.metadata?.labels?.[NODEPOOL_LABEL];
     const had = m.metadata?.annotations?.[NODEPOOL_HASH_ANNOTATION];
-    const now = pool ? current.get(pool) : undefined;
+    const now = pool && Object.hasOwn(templates, pool) ? templates[pool] : undefined;
     if (!now || had === undefined || had === now.hash || m.metadata?.namespace !== now.namespace || m.metadata.deletionTimestamp) continue;
     out.set(`${m.metadata.namespace}/${m.metadata.name}`, `Machine ${m.metadata.namespace}/${m.metadata.name} was made from an older template of NodePool ${pool} (hash ${had}, now ${now.hash})`);
   }
@@ -48,12 +41,12 @@ export function driftedMachines(objects: DriftObjects): Map<string, string> {
 }
 
 /** Node name -> why it has drifted, for the existing nodes of driftedMachines. */
-export function driftedNodes(snapshot: ClusterSnapshot, objects: DriftObjects): Map<string, string> {
+export function driftedNodes(snapshot: Pick<ClusterSnapshot, 'nodes' | 'templates'>, machines: readonly UnstructuredObject[]): Map<string, string> {
   const out = new Map<string, string>();
-  const machines = driftedMachines(objects);
-  if (machines.size === 0) return out;
+  const drifted = driftedMachines(snapshot.templates, machines);
+  if (drifted.size === 0) return out;
   for (const n of snapshot.nodes) {
-    const why = n.machine && !n.inFlight ? machines.get(`${n.machine.namespace}/${n.machine.name}`) : undefined;
+    const why = n.machine && !n.inFlight ? drifted.get(`${n.machine.namespace}/${n.machine.name}`) : undefined;
     if (why) out.set(n.name, why);
   }
   return out;

@@ -83,7 +83,7 @@ export function consolidationSnapshot(nodeCount: number, podCount: number, lo: n
   }
   return {
     groups: gs, nodes, pendingPods: [], volumes: { persistentVolumes: {}, claims: {}, storageClasses: {} }, namespaceLabels: { bench: {} },
-    limits: {}, disruption: {},
+    limits: {}, disruption: {}, templates: {},
   };
 }
 

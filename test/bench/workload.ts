@@ -113,7 +113,7 @@ export function benchPods(count: number, mix: Mix, seed = 42): SchedulingPod[] {
 export function benchSnapshot(count: number, mix: Mix, seed = 42): ClusterSnapshot {
   return {
     groups: instanceTypeGroups(), nodes: [], pendingPods: benchPods(count, mix, seed),
-    volumes: { persistentVolumes: {}, claims: {}, storageClasses: {} }, namespaceLabels: { bench: {} }, limits: {}, disruption: {},
+    volumes: { persistentVolumes: {}, claims: {}, storageClasses: {} }, namespaceLabels: { bench: {} }, limits: {}, disruption: {}, templates: {},
   };
 }
 

@@ -3,6 +3,8 @@ import { NODEPOOL_HASH_ANNOTATION, nodePoolTemplateHash } from '../../../src/api
 import { parseNodePool, type MachineTemplateSpec } from '../../../src/api/nodepool.js';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import { standaloneMachine } from '../../../src/capi/machine-template.js';
+import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
+import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { NodeGroup } from '../../../src/cluster/snapshot.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from '../../../src/disruption/allowance.js';
 import { rollingOutGroups } from '../../../src/disruption/capi-rollout.js';
@@ -23,6 +25,7 @@ function pool(infra = 'kwok-a', extra: Record<string, unknown> = {}): Unstructur
     },
   };
 }
+const objectsWith = (nodePools: UnstructuredObject[]): ClusterObjects => ({ ...emptyClusterObjects(), nodePools });
 const template = (o: UnstructuredObject): MachineTemplateSpec => parseNodePool(o).machineTemplate!;
 
 function machine(name: string, hash: string | undefined, nodeName: string): UnstructuredObject {
@@ -54,23 +57,28 @@ describe('drift', () => {
 
   it("finds the Machines made from an older template of their pool (not those without a hash, nor those being deleted), and their nodes", () => {
     const old = nodePoolTemplateHash(template(pool()));
-    const objects = {
-      nodePools: [pool('kwok-b')],
-      machines: [
-        machine('m-old', old, 'n-old'), machine('m-new', nodePoolTemplateHash(template(pool('kwok-b'))), 'n-new'), machine('m-legacy', undefined, 'n-legacy'),
-        { ...machine('m-going', old, 'n-going'), metadata: { ...machine('m-going', old, 'n-going').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as unknown as UnstructuredObject,
-      ],
-    };
-    expect([...driftedMachines(objects).keys()]).to.deep.equal(['capi/m-old']);
+    const machines = [
+      machine('m-old', old, 'n-old'), machine('m-new', nodePoolTemplateHash(template(pool('kwok-b'))), 'n-new'), machine('m-legacy', undefined, 'n-legacy'),
+      { ...machine('m-going', old, 'n-going'), metadata: { ...machine('m-going', old, 'n-going').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as unknown as UnstructuredObject,
+    ];
+    // The pools' current templates as the snapshot resolves them (once, when it is built).
+    const templates = buildSnapshot(objectsWith([pool('kwok-b')])).templates;
+    expect(templates).to.deep.equal({ batch: { hash: nodePoolTemplateHash(template(pool('kwok-b'))), namespace: 'capi' } });
+    expect([...driftedMachines(templates, machines).keys()]).to.deep.equal(['capi/m-old']);
     const snap = snapshot({
       nodes: ['old', 'new', 'legacy'].map((x) => ({ ...bareNode(`n-${x}`), machine: { namespace: 'capi', name: `m-${x}`, leaving: false } })),
+      templates,
     });
-    const nodes = driftedNodes(snap, objects);
+    const nodes = driftedNodes(snap, machines);
     expect([...nodes.keys()]).to.deep.equal(['n-old']);
     expect(nodes.get('n-old')).to.match(/older template of NodePool batch \(hash [0-9a-f]{16}, now [0-9a-f]{16}\)/);
     // Unchanged template: nothing drifted.
-    expect(driftedMachines({ ...objects, nodePools: [pool()] }).size).to.equal(1); // m-new is now the one from another template
-    expect(driftedMachines({ nodePools: [], machines: objects.machines }).size).to.equal(0);
+    expect(driftedMachines(buildSnapshot(objectsWith([pool()])).templates, machines).size).to.equal(1); // m-new is now the one from another template
+    expect(driftedMachines({}, machines).size).to.equal(0);
+    // A Machine of another namespace is no longer the pool's; a pool named like an Object.prototype key is no pool.
+    expect(driftedMachines({ batch: { hash: 'x', namespace: 'elsewhere' } }, machines).size).to.equal(0);
+    const odd = { ...machine('m-odd', old, 'n-odd'), metadata: { ...machine('m-odd', old, 'n-odd').metadata, labels: { 'headroom.dev/nodepool': 'constructor' } } };
+    expect(driftedMachines({}, [odd as UnstructuredObject]).size).to.equal(0);
   });
 
   describe('decideDrift', () => {

@@ -40,7 +40,7 @@ function snapNode(name: string, usedCpu: number, usedMem: number, extra: Partial
 
 function snapshot(nodes: SnapshotNode[]): ClusterSnapshot {
   return {
-    groups: [], nodes, pendingPods: [], namespaceLabels: {}, limits: {}, disruption: {},
+    groups: [], nodes, pendingPods: [], namespaceLabels: {}, limits: {}, disruption: {}, templates: {},
     volumes: { persistentVolumes: {}, claims: {}, storageClasses: {} },
   };
 }

@@ -67,7 +67,7 @@ export function node(name: string, o: {
 export function snapshot(o: Partial<ClusterSnapshot>): ClusterSnapshot {
   return {
     groups: [], nodes: [], pendingPods: [], volumes: { persistentVolumes: {}, claims: {}, storageClasses: {} },
-    namespaceLabels: { default: {} }, limits: {}, disruption: {}, ...o,
+    namespaceLabels: { default: {} }, limits: {}, disruption: {}, templates: {}, ...o,
   };
 }
 
