@@ -9,7 +9,9 @@
  *   ... KwokMachineTemplate + MachineDeployment (bootstrap.dataSecretName: KWOK_BOOTSTRAP_SECRET) ...
  *   await provider.stop();                          // removes the Nodes it made
  *
- * Every `intervalMs` (level-triggered; it also picks up objects that existed before):
+ * In a level-triggered pass (it also picks up objects that existed before) run when a
+ * watched kind changes, every `intervalMs` while a boot delay runs, and on a slow
+ * resync otherwise (reconcile-loop.ts); objects are handled concurrently (bounded):
  *  - KwokCluster (InfraCluster): spec.controlPlaneEndpoint = the kube-apiserver of the
  *    kubeconfig, status.initialization.provisioned = true.
  *  - KwokControlPlane (ControlPlane): the kube-apiserver itself is the control plane.
@@ -84,7 +86,7 @@ export interface KwokProviderOptions {
   readonly namespace?: string;
   /** Machine (or pool instance) to Node delay; default 1000 ms. */
   readonly bootDelayMs?: number;
-  /** Reconcile period; default 200 ms. */
+  /** Pass period while a boot delay runs; default 200 ms. */
   readonly intervalMs?: number;
   /** The kubeconfig written into `<cluster>-kubeconfig` Secrets; default: kubeConfig's. */
   readonly workloadKubeconfig?: string;
@@ -171,11 +173,13 @@ export class KwokProvider extends ReconcileLoop {
   /** The KwokMachine `name` (in this provider's namespace) fails instead of booting. */
   failMachine(name: string): void {
     this.outcomes.set(name, 'Fail');
+    this.changed();
   }
 
   /** The KwokMachine `name` never boots. */
   neverBoot(name: string): void {
     this.outcomes.set(name, 'NeverBoot');
+    this.changed();
   }
 
   /**
@@ -218,16 +222,25 @@ export class KwokProvider extends ReconcileLoop {
     ]);
     const nodeByName = new Map(nodes.map((n) => [n.metadata!.name!, n]));
     const byUid = new Map([...machines, ...machinePools].map((o) => [o.metadata.uid, o]));
-    const steps: Array<() => Promise<void>> = [
+    await this.runSteps([
       ...clusters.map((c) => () => this.reconcileInfraCluster(c)),
       ...controlPlanes.map((c) => () => this.reconcileControlPlane(c)),
       ...configs.map((c) => () => this.reconcileBootstrapConfig(c)),
       ...templates.map((t) => () => this.reconcileTemplate(t)),
       ...kwokMachines.map((m) => () => this.reconcileMachine(m, ownerOf(m, 'Machine', byUid), nodeByName)),
       ...pools.map((p) => () => this.reconcilePool(p, ownerOf(p, 'MachinePool', byUid), nodes)),
+    ]);
+  }
+
+  protected watchedCollections(): string[] {
+    return [
+      ...['kwokclusters', 'kwokmachinetemplates', 'kwokmachines', 'kwokmachinepools'].map((plural) => this.collection(KWOK_INFRA_GROUP, KWOK_PROVIDER_VERSION, plural)),
+      this.collection(KWOK_CONTROLPLANE_GROUP, KWOK_PROVIDER_VERSION, 'kwokcontrolplanes'),
+      this.collection(KWOK_BOOTSTRAP_GROUP, KWOK_PROVIDER_VERSION, 'kwokconfigs'),
+      this.collection(CAPI_GROUP, 'v1beta2', 'machines'),
+      this.collection(CAPI_GROUP, 'v1beta2', 'machinepools'),
+      `/api/v1/nodes?labelSelector=${encodeURIComponent(this.nodeSelector())}`,
     ];
-    // Each object on its own: one bad object must not stall the others.
-    for (const step of steps) await step().catch((err: unknown) => this.report(err));
   }
 
   private endpoint(): { host: string; port: number } {
@@ -306,7 +319,10 @@ export class KwokProvider extends ReconcileLoop {
     if (!node) {
       const since = this.bootableSince.get(m.metadata.uid!) ?? this.now();
       this.bootableSince.set(m.metadata.uid!, since);
-      if (this.now() - since < this.bootDelayMs) return;
+      if (this.now() - since < this.bootDelayMs) {
+        this.pollAgain();
+        return;
+      }
       const outcome = this.outcomeOf(m, machine);
       if (outcome === 'NeverBoot') return;
       if (outcome === 'Fail') {
@@ -347,17 +363,21 @@ export class KwokProvider extends ReconcileLoop {
     // Scale-down: the newest instances go (a cloud scale set's default policy).
     if (instances.length > desired) instances.splice(desired);
     const due = pending.filter((t) => t <= this.now());
-    this.pendingPool.set(uid, pending.filter((t) => t > this.now()));
+    const later = pending.filter((t) => t > this.now());
+    this.pendingPool.set(uid, later);
+    if (later.length > 0) this.pollAgain();
     const shape = (p.spec ?? {}) as MachineShape;
     const domains = ((mp.spec?.failureDomains ?? []) as unknown[]).filter((d): d is string => typeof d === 'string');
     const outcome = (p.metadata.annotations?.[KWOK_OUTCOME_ANNOTATION] ?? shape.outcome ?? 'Boot') as KwokOutcome;
     if (outcome === 'Boot') {
+      // Zones are chosen one by one (each counts the ones before), the Nodes made together.
+      const booting: PoolInstance[] = [];
       for (let i = 0; i < due.length; i++) {
-        const zone = leastUsed(domains, instances);
-        const name = `${p.metadata.name.slice(0, 56)}-${randomSuffix()}`;
-        const node = await this.createNode(name, p.metadata.namespace!, `KwokMachinePool.${p.metadata.name}`, shape, zone, p.metadata.name);
-        instances.push({ instanceName: name, providerID: node.spec?.providerID ?? `kwok://${name}`, ...(zone ? { zone } : {}) });
+        const zone = leastUsed(domains, [...instances, ...booting]);
+        booting.push({ instanceName: `${p.metadata.name.slice(0, 56)}-${randomSuffix()}`, providerID: '', ...(zone ? { zone } : {}) });
       }
+      const made = await Promise.all(booting.map((b) => this.createNode(b.instanceName, p.metadata.namespace!, `KwokMachinePool.${p.metadata.name}`, shape, b.zone, p.metadata.name)));
+      made.forEach((node, i) => instances.push({ ...booting[i]!, providerID: node.spec?.providerID ?? `kwok://${booting[i]!.instanceName}` }));
     }
     const nodeNames = new Set(nodes.map((n) => n.metadata!.name));
     const providerIDList = instances.map((i) => i.providerID);

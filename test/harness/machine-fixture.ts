@@ -7,8 +7,11 @@
  *   await waitForReadyNodes(kc, fixtureNodeSelector({ namespace: ns, kind: 'MachineDeployment', name: 'md' }), 3);
  *   await fixture.stop();   // also drains and deletes the Nodes it made (keepNodes: true to keep)
  *
- * What it does, every `intervalMs` (level-triggered, so it also picks up objects that
- * existed before it started):
+ * What it does, in a level-triggered pass (so it also picks up objects that existed
+ * before it started) run when a watched kind changes, every `intervalMs` while a boot
+ * delay or a drain is under way, and on a slow resync otherwise (reconcile-loop.ts);
+ * within a pass, objects of a kind are handled concurrently (bounded), so N Machines
+ * due together boot together:
  *  - MachineDeployment (cluster.x-k8s.io/v1beta2): keeps one MachineSet `<md>-<hash>`
  *    (controller ownerRef to the MD, labels cluster-name / deployment-name /
  *    machine-template-hash, the MD's annotations) with the MD's replicas. Unset
@@ -72,7 +75,7 @@ export interface MachineFixtureOptions {
   readonly namespace?: string;
   /** Machine (or MachinePool instance) to Node delay; default 1000 ms. */
   readonly bootDelayMs?: number;
-  /** Reconcile period; default 200 ms. */
+  /** Pass period while a boot delay or drain is under way; default 200 ms. */
   readonly intervalMs?: number;
   /** How long a PDB may block a drain before pods are deleted anyway; default 30 s. */
   readonly drainTimeoutMs?: number;
@@ -161,16 +164,22 @@ export class MachineFixture extends ReconcileLoop {
       this.listNodes(),
     ]);
     const nodeByName = new Map(nodes.map((n) => [n.metadata!.name!, n]));
-    const steps: Array<() => Promise<void>> = [];
-    for (const md of mds) steps.push(() => this.reconcileDeployment(md, mss));
-    for (const ms of mss) steps.push(() => this.reconcileMachineSet(ms, machines));
-    for (const m of machines) steps.push(() => this.reconcileMachine(m, nodeByName, mss, mds));
-    for (const mp of mps) steps.push(() => this.reconcilePool(mp, nodes));
-    steps.push(() => this.collectOrphans(nodes, machines, mps));
-    steps.push(() => this.drain());
-    steps.push(() => this.updateGroupStatus(mds, mss, machines, nodeByName));
-    // Each step on its own: one bad object must not stall the others.
-    for (const step of steps) await step().catch((err: unknown) => this.report(err));
+    // Kind by kind, in this order; the objects of one kind concurrently. Each object on
+    // its own: one bad object must not stall the others.
+    await this.runSteps(mds.map((md) => () => this.reconcileDeployment(md, mss)));
+    await this.runSteps(mss.map((ms) => () => this.reconcileMachineSet(ms, machines)));
+    await this.runSteps(machines.map((m) => () => this.reconcileMachine(m, nodeByName, mss, mds)));
+    await this.runSteps(mps.map((mp) => () => this.reconcilePool(mp, nodes)));
+    await this.runSteps([() => this.collectOrphans(nodes, machines, mps)]);
+    await this.drain();
+    await this.runSteps([() => this.updateGroupStatus(mds, mss, machines, nodeByName)]);
+  }
+
+  protected watchedCollections(): string[] {
+    return [
+      ...['machinedeployments', 'machinesets', 'machinepools', 'machines'].map((plural) => this.capiPath(plural, this.ns)),
+      `/api/v1/nodes?labelSelector=${encodeURIComponent(this.nodeSelector())}`,
+    ];
   }
 
   private async reconcileDeployment(md: Obj, mss: Obj[]): Promise<void> {
@@ -220,8 +229,7 @@ export class MachineFixture extends ReconcileLoop {
       const labels: Record<string, string> = { ...template.metadata?.labels, [CLUSTER_NAME_LABEL]: clusterName, [SET_NAME_LABEL]: ms.metadata.name! };
       const deployment = ms.metadata.labels?.[DEPLOYMENT_NAME_LABEL];
       if (deployment) labels[DEPLOYMENT_NAME_LABEL] = deployment;
-      for (let i = members.length; i < desired; i++) {
-        await this.create('machines', ms.metadata.namespace!, {
+      await this.runSteps(Array.from({ length: desired - members.length }, () => () => this.create('machines', ms.metadata.namespace!, {
           apiVersion: API_VERSION,
           kind: 'Machine',
           metadata: {
@@ -232,13 +240,10 @@ export class MachineFixture extends ReconcileLoop {
             ownerReferences: [controllerRef(ms)],
           },
           spec: { ...template.spec, clusterName },
-        });
-      }
+        })));
     } else if (members.length > desired) {
       const order = ((ms.spec?.deletion ?? {}) as { order?: string }).order;
-      for (const m of scaleDownVictims(members, members.length - desired, order === 'Oldest')) {
-        await this.deleteObject('machines', m);
-      }
+      await this.runSteps(scaleDownVictims(members, members.length - desired, order === 'Oldest').map((m) => () => this.deleteObject('machines', m)));
     }
   }
 
@@ -248,6 +253,8 @@ export class MachineFixture extends ReconcileLoop {
     const node = nodeByName.get(name);
     const uid = m.metadata.uid!;
     if (!node) {
+      // The boot delay runs, or machineOutcome (a test's function) may change its mind.
+      this.pollAgain();
       const seen = this.firstSeen.get(uid) ?? this.now();
       this.firstSeen.set(uid, seen);
       const outcome = this.machineOutcome({ name, labels: m.metadata.labels ?? {} });
@@ -312,13 +319,18 @@ export class MachineFixture extends ReconcileLoop {
     const domains = ((mp.spec?.failureDomains ?? []) as string[]).filter((d) => typeof d === 'string');
     const tmpl = (mp.spec?.template ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: { failureDomain?: string; taints?: V1Taint[] } };
     const due = pending.filter((t) => t <= this.now());
-    this.pendingPool.set(uid, pending.filter((t) => t > this.now()));
+    const later = pending.filter((t) => t > this.now());
+    this.pendingPool.set(uid, later);
+    if (later.length > 0) this.pollAgain();
+    // Zones are chosen one by one (each counts the ones before), the Nodes made together.
+    const zones: Array<string | undefined> = [];
     for (let i = 0; i < due.length; i++) {
-      const zone = leastUsedDomain(domains, members) ?? tmpl.spec?.failureDomain;
-      const name = `${mp.metadata.name!.slice(0, 56)}-${randomSuffix()}`;
-      const node = await this.createNode(name, { kind: 'MachinePool', name: mp.metadata.name!, obj: mp }, tmpl.metadata?.labels ?? {}, tmpl.spec?.taints ?? [], zone, {});
-      members.push(node);
+      const zone = leastUsedDomain(domains, members, zones) ?? tmpl.spec?.failureDomain;
+      zones.push(zone);
     }
+    const made = await Promise.all(zones.map((zone) => this.createNode(
+      `${mp.metadata.name!.slice(0, 56)}-${randomSuffix()}`, { kind: 'MachinePool', name: mp.metadata.name!, obj: mp }, tmpl.metadata?.labels ?? {}, tmpl.spec?.taints ?? [], zone, {})));
+    members.push(...made);
     const sorted = [...members].sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
     const providerIDList = sorted.map((n) => n.spec?.providerID ?? `kwok://${n.metadata!.name}`);
     if (canonical(mp.spec?.providerIDList ?? []) !== canonical(providerIDList)) await this.patch(mp, { spec: { providerIDList } });
@@ -355,10 +367,12 @@ export class MachineFixture extends ReconcileLoop {
 
   /** Cordon, evict (PDBs respected until drainTimeoutMs), delete. */
   private async drain(): Promise<void> {
-    for (const [name, since] of [...this.draining]) {
+    await this.runSteps([...this.draining].map(([name, since]) => async () => {
       const done = await this.drainNode(name, this.now() - since > this.drainTimeoutMs);
       if (done) this.draining.delete(name);
-    }
+    }));
+    // Evictions and terminating pods are not watched: look again soon.
+    if (this.draining.size > 0) this.pollAgain();
   }
 
   private async drainNode(name: string, force: boolean): Promise<boolean> {
@@ -603,8 +617,8 @@ function selectorString(o: Obj): string {
   return Object.entries(matchLabels).map(([k, v]) => `${k}=${v}`).join(',');
 }
 
-function leastUsedDomain(domains: string[], members: V1Node[]): string | undefined {
+function leastUsedDomain(domains: string[], members: V1Node[], chosen: ReadonlyArray<string | undefined> = []): string | undefined {
   if (domains.length === 0) return undefined;
-  const used = (d: string) => members.filter((n) => n.metadata?.labels?.[ZONE_LABEL] === d).length;
+  const used = (d: string) => members.filter((n) => n.metadata?.labels?.[ZONE_LABEL] === d).length + chosen.filter((z) => z === d).length;
   return [...domains].sort((a, b) => used(a) - used(b) || a.localeCompare(b))[0];
 }
