@@ -1,44 +1,47 @@
-import type { V1Pod } from '@kubernetes/client-node';
-import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { UnstructuredObject } from '../api/unstructured-object.js';
+import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import { ExtenderState } from '../extender/state.js';
-import { toSchedulingPod } from '../scheduling/pod-demand.js';
-import type { Resources } from '../scheduling/resources.js';
+import { ExtenderIndex } from './extender-index.js';
 
 /** Kinds whose change can alter what the extender answers. */
-const WATCHED = new Set(['pods', 'nodes', 'nodeGroups', 'machines', 'daemonSets']);
-const TERMINAL = new Set(['Succeeded', 'Failed']);
+type Watched = 'pods' | 'nodes' | 'machines';
+const WATCHED = new Set<keyof ClusterObjects>(['pods', 'nodes', 'machines']);
 
-/** What one bound pod adds to its node's requested resources. */
-interface Counted {
-  node: string;
-  requests: Resources;
-}
+/** A full build hands the event loop back after this much work, so requests wait at most about this long. */
+const SLICE_MS = 5;
+
+/** Before the first build: nothing known, so the filter keeps every node and prioritize scores none (ADR 0115). */
+const NOTHING_KNOWN = new ExtenderState();
 
 /**
  * The scheduler extender's view, kept current from the informer cache. The extender
  * reads it on every scheduling decision, so `get()` is O(1).
  *
- * A pod change (the common one: binding, status, deletion) is applied at once as a
- * delta to its node's requested resources: O(1), not a rebuild. Anything else (a
- * node, Machine, group or DaemonSet change, a relist, a change without its object)
- * marks the state for a full rebuild from a fresh snapshot, off the request path, at
- * most once per `intervalMs` and, so that a large cluster's rebuild cannot hog the
- * event loop the webhook and extender share, no sooner than 4x the last rebuild's
- * duration after it (at 5,000 nodes and 50,000 pods a rebuild takes ~0.3-1 s; a
- * rebuild per pod change kept the main thread busy and the extender's p99 near 1 s).
+ * Every pod, Node and Machine change is applied at once to an ExtenderIndex as a
+ * per-object delta (a kubelet heartbeat changes nothing the extender reads, so it
+ * changes nothing). A full build from the whole cache happens only at the start and
+ * after a relist (or a change that does not carry its object); it runs in slices of
+ * about 5 ms that yield to the event loop, so admission and the extender keep
+ * answering while 5,000 nodes and 50,000 pods are read, and the previous state (or,
+ * before the first, the neutral NOTHING_KNOWN) is served until it is done. Changes
+ * that arrive during a build are replayed onto it before it is swapped in.
+ * Every `intervalMs` a tick re-reads the Disruptor's overlay and, coalesced, the
+ * node <-> Machine mapping when a change touched it.
  */
 export class LiveExtenderState {
-  private state = new ExtenderState();
-  private dirty = true;
+  private current: ExtenderIndex | undefined;
+  private building: { index: ExtenderIndex; pending: Array<[Watched, StateChange]>; restart: boolean } | undefined;
+  private generation = 0;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  /** Pod key -> what it contributes to the current state. */
-  private counted = new Map<string, Counted>();
-  private lastRebuildMs = 0;
-  private lastRebuildAt = -Infinity;
-  /** Rebuilds reuse what did not change since the last one. */
-  private readonly snapshots = new SnapshotBuilder();
+  private running = false;
+
+  /** Full builds finished so far (tests and benchmarks watch it). */
+  rebuilds = 0;
+  /** The last full build: wall time from start to swap, and the longest slice it held the event loop. */
+  lastBuild: { wallMs: number; longestSliceMs: number; slices: number } | undefined;
 
   constructor(
     private readonly source: ClusterStateSource,
@@ -50,99 +53,134 @@ export class LiveExtenderState {
   ) {}
 
   get(): ExtenderState {
-    return this.state;
+    return this.current?.state ?? NOTHING_KNOWN;
   }
 
-  /** Full rebuilds done so far (tests and the benchmark watch it). */
-  rebuilds = 0;
+  /** True once a full build has been swapped in. */
+  ready(): boolean {
+    return this.current !== undefined;
+  }
 
   start(): void {
+    if (this.running) return;
+    this.running = true;
     this.unsubscribe = this.source.onChange((kind, change) => {
-      if (!WATCHED.has(kind)) return;
-      if (kind === 'pods' && !this.dirty && this.applyPod(change)) return;
-      this.dirty = true;
-      this.schedule();
+      if (WATCHED.has(kind)) this.changed(kind as Watched, change);
     });
-    this.schedule();
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref?.();
+    this.tick();
   }
 
   stop(): void {
+    this.running = false;
+    this.generation++; // abandons a build in progress
+    this.building = undefined;
     this.unsubscribe?.();
-    clearTimeout(this.timer);
+    clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  private schedule(): void {
-    if (this.timer) return;
-    const wait = Math.max(this.intervalMs, this.lastRebuildAt + 4 * this.lastRebuildMs - this.now());
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.rebuild();
-      if (this.dirty) this.schedule(); // not synced yet
-    }, wait);
+  /** Resolves when no build is running or due (tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.running && (this.building || (!this.current && this.source.synced()))) {
+      this.tick();
+      await new Promise((r) => setTimeout(r, 1));
+    }
   }
 
-  /**
-   * Applies one pod's change as a delta; false when it cannot (no object, or a relist),
-   * so the caller falls back to a full rebuild.
-   */
-  private applyPod(change: StateChange | undefined): boolean {
-    if (!change?.object || change.type === 'RELIST') return false;
-    const pod = change.object as V1Pod;
-    const key = `${pod.metadata?.namespace || 'default'}/${pod.metadata?.name ?? ''}`;
-    const before = this.counted.get(key);
-    const after = change.type === 'DELETED' ? undefined : contribution(pod);
-    if (before === undefined && after === undefined) return true;
-    if (before && after && before.node === after.node && sameResources(before.requests, after.requests)) return true;
-    if (before) {
-      this.state.addPod(before.node, before.requests, -1);
-      this.counted.delete(key);
+  private changed(kind: Watched, change: StateChange | undefined): void {
+    if (!change?.object || change.type === 'RELIST') {
+      // The whole kind was replaced (or we cannot tell what changed): read everything again.
+      if (this.building) this.building.restart = true;
+      else if (this.current) void this.build();
+      return;
     }
-    if (after) {
-      this.state.addPod(after.node, after.requests);
-      this.counted.set(key, after);
-    }
-    return true;
-  }
-
-  /** Rebuilds now if anything changed (and the source has synced). */
-  rebuild(): void {
-    if (!this.dirty || !this.source.synced()) return;
-    this.dirty = false;
-    const started = this.now();
-    try {
-      const objects = this.source.objects();
-      const snapshot = this.snapshots.build(objects, { strict: false });
-      const state = ExtenderState.fromSnapshot(snapshot, objects.nodes);
-      for (const [node, reason] of this.disrupting()) state.markDisrupting(node, reason);
-      const counted = new Map<string, Counted>();
-      for (const n of snapshot.nodes) {
-        if (n.inFlight) continue;
-        for (const p of n.pods) counted.set(p.key, { node: n.name, requests: p.requests });
+    if (this.building) this.building.pending.push([kind, change]);
+    if (this.current) {
+      try {
+        apply(this.current, kind, change);
+      } catch (err) {
+        this.onError(err);
       }
-      this.state = state;
-      this.counted = counted;
-      this.rebuilds++;
+    }
+  }
+
+  private tick(): void {
+    if (!this.running) return;
+    if (!this.current && !this.building && this.source.synced()) {
+      void this.build();
+      return;
+    }
+    const index = this.current;
+    if (!index) return;
+    try {
+      index.remap();
+      index.setOverlay(this.disrupting());
     } catch (err) {
       this.onError(err);
     }
-    this.lastRebuildAt = this.now();
-    this.lastRebuildMs = this.lastRebuildAt - started;
+  }
+
+  /** Reads the whole cache into a new index, in slices, then swaps it in. */
+  private async build(): Promise<void> {
+    const generation = ++this.generation;
+    const building = { index: new ExtenderIndex(), pending: [] as Array<[Watched, StateChange]>, restart: false };
+    this.building = building;
+    const started = this.now();
+    let sliceStart = started;
+    let longest = 0;
+    let slices = 1;
+    /** True when the slice is used up: the caller awaits yieldNow() and checks the build is still wanted. */
+    const due = () => this.now() - sliceStart >= SLICE_MS;
+    const yieldNow = async () => {
+      longest = Math.max(longest, this.now() - sliceStart);
+      await new Promise((r) => setImmediate(r));
+      sliceStart = this.now();
+      slices++;
+      return generation === this.generation && !building.restart;
+    };
+    try {
+      const { nodes, machines, pods } = this.source.objects();
+      const index = building.index;
+      for (const n of nodes) {
+        index.node(n, false);
+        if (due() && !(await yieldNow())) return this.afterAbandoned(generation, building);
+      }
+      for (const m of machines) {
+        index.machine(m, false);
+        if (due() && !(await yieldNow())) return this.afterAbandoned(generation, building);
+      }
+      index.remap();
+      for (const p of pods) {
+        index.pod(p as V1Pod, false);
+        if (due() && !(await yieldNow())) return this.afterAbandoned(generation, building);
+      }
+      for (const [kind, change] of building.pending) apply(index, kind, change);
+      index.remap();
+      index.setOverlay(this.disrupting());
+      longest = Math.max(longest, this.now() - sliceStart);
+      this.current = index;
+      this.building = undefined;
+      this.rebuilds++;
+      this.lastBuild = { wallMs: this.now() - started, longestSliceMs: longest, slices };
+    } catch (err) {
+      if (this.building === building) this.building = undefined;
+      this.onError(err);
+    }
+  }
+
+  /** A build given up for a newer one (a relist during it) or for stop(). */
+  private afterAbandoned(generation: number, building: NonNullable<LiveExtenderState['building']>): void {
+    if (this.building !== building) return;
+    this.building = undefined;
+    if (generation === this.generation && building.restart && this.running) void this.build();
   }
 }
 
-/** What a pod adds to its node, as buildSnapshot counts it: bound and not finished. */
-function contribution(pod: V1Pod): Counted | undefined {
-  const node = pod.spec?.nodeName;
-  if (!node || TERMINAL.has(pod.status?.phase ?? '')) return undefined;
-  try {
-    return { node, requests: toSchedulingPod(pod).requests };
-  } catch {
-    return undefined; // an unreadable quantity: buildSnapshot skips the pod too
-  }
-}
-
-function sameResources(a: Resources, b: Resources): boolean {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+function apply(index: ExtenderIndex, kind: Watched, change: StateChange): void {
+  const deleted = change.type === 'DELETED';
+  if (kind === 'pods') index.pod(change.object as V1Pod, deleted);
+  else if (kind === 'nodes') index.node(change.object as V1Node, deleted);
+  else index.machine(change.object as UnstructuredObject, deleted);
 }

@@ -73,6 +73,26 @@ export class ExtenderState {
     this.count += (next.usage ? 1 : 0) - (prev?.usage ? 1 : 0);
   }
 
+  /** Replaces everything known about a node at once (the controller's per-node update). */
+  setEntry(name: string, entry: { usage?: NodeUsage; disruption?: string; provisionedFor?: ReadonlySet<string> }): void {
+    const prev = this.entries.get(name);
+    const u = entry.usage;
+    this.count += (u ? 1 : 0) - (prev?.usage ? 1 : 0);
+    if (!u && entry.disruption === undefined && !entry.provisionedFor) {
+      this.entries.delete(name);
+      return;
+    }
+    this.entries.set(name, {
+      ...(u ? { usage: u } : {}),
+      allocCpu: u?.allocatable[CPU] ?? 0,
+      allocMemory: u?.allocatable[MEMORY] ?? 0,
+      requestedCpu: u?.requested[CPU] ?? 0,
+      requestedMemory: u?.requested[MEMORY] ?? 0,
+      ...(entry.disruption !== undefined ? { disruption: entry.disruption } : {}),
+      ...(entry.provisionedFor ? { provisionedFor: entry.provisionedFor } : {}),
+    });
+  }
+
   setNode(name: string, usage: NodeUsage): void {
     this.update(name, {
       usage,

@@ -11,6 +11,7 @@ import {
   discoveryFilter, discoveryNamespace,
 } from './discovery.js';
 import { Informer, type InformerOptions, type ResourcePath } from './informer.js';
+import { transformFor } from './informer-transform.js';
 import type { KubeClient } from './kube-client.js';
 
 /**
@@ -153,7 +154,7 @@ export class ClusterCache implements ClusterStateSource {
   }
 
   private addInformer(kind: Kind, client: KubeClient, r: ResourcePath, filter?: (o: KubernetesObject) => boolean, optional = false): Informer {
-    const informer = new Informer(client, r, { ...this.opts.informer, ...(filter ? { filter } : {}) });
+    const informer = new Informer(client, r, { transform: transformFor(r.plural, r.group), ...this.opts.informer, ...(filter ? { filter } : {}) });
     informer.onChange((change) => {
       this.cached = undefined;
       for (const fn of this.listeners) fn(kind, change);

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { StateChange } from '../cluster/state.js';
+import { stripObject } from './informer-transform.js';
 import { KubeApiError, type KubeClient } from './kube-client.js';
 
 /**
@@ -37,6 +38,12 @@ export interface InformerOptions {
   pageSize?: number;
   /** Keeps only objects for which this returns true (client-side filtering, e.g. by clusterName). */
   filter?: (obj: KubernetesObject) => boolean;
+  /**
+   * What is stored of each object (and given to change listeners), applied as it
+   * arrives: drop what is never read (informer-transform.ts). Default: metadata.managedFields
+   * and the last-applied annotation.
+   */
+  transform?: <T extends KubernetesObject>(obj: T) => T;
   /** Called with the error of each failed list/watch attempt (logging). */
   onError?: (err: unknown) => void;
 }
@@ -53,12 +60,6 @@ export function resourceName(r: ResourcePath): string {
 
 function objectKey(o: KubernetesObject): string {
   return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-}
-
-/** Drops what the controller never reads and that dominates memory on large clusters. */
-function slim<T extends KubernetesObject>(o: T): T {
-  if (o.metadata?.managedFields) delete o.metadata.managedFields;
-  return o;
 }
 
 class GoneError extends Error {}
@@ -82,12 +83,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly stats = { lists: 0, relists: 0, watches: 0, stalls: 0, errors: 0, events: 0 };
   readonly name: string;
   private readonly opts: Required<Omit<InformerOptions, 'filter' | 'onError' | 'watchTimeoutSeconds'>> & Pick<InformerOptions, 'filter' | 'onError' | 'watchTimeoutSeconds'>;
+  private readonly transform: <O extends KubernetesObject>(obj: O) => O;
 
   constructor(private readonly client: KubeClient, readonly resource: ResourcePath, options: InformerOptions = {}) {
     this.name = resourceName(resource);
     this.opts = {
-      stallTimeoutMs: 150_000, minBackoffMs: 200, maxBackoffMs: 30_000, pageSize: 500, ...options,
+      stallTimeoutMs: 150_000, minBackoffMs: 200, maxBackoffMs: 30_000, pageSize: 500, transform: stripObject, ...options,
     };
+    this.transform = this.opts.transform;
   }
 
   hasSynced(): boolean {
@@ -154,7 +157,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         limit: this.opts.pageSize, continue: cont,
         labelSelector: this.resource.labelSelector, fieldSelector: this.resource.fieldSelector,
       });
-      for (const o of page.items ?? []) if (this.keep(o)) items.set(objectKey(o), slim(o as T));
+      for (const o of page.items ?? []) if (this.keep(o)) items.set(objectKey(o), this.transform(o as T));
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? '';
     } while (cont && this.running);
@@ -189,8 +192,9 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       this.changed({ type: 'DELETED', object: o });
     } else if (type === 'ADDED' || type === 'MODIFIED') {
       const existed = this.store.has(key);
-      this.store.set(key, slim(o as T));
-      this.changed({ type: existed ? 'MODIFIED' : 'ADDED', object: o });
+      const kept = this.transform(o as T);
+      this.store.set(key, kept);
+      this.changed({ type: existed ? 'MODIFIED' : 'ADDED', object: kept });
     }
   }
 

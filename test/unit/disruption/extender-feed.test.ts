@@ -11,27 +11,33 @@ const node = (name: string): V1Node => ({
 });
 
 describe("the extender's view of nodes being disrupted", () => {
-  it('marks the nodes the Disruptor is removing, with its reason, on every rebuild', () => {
+  it('marks the nodes the Disruptor is removing, with its reason', async () => {
     const objs: ClusterObjects = { ...emptyClusterObjects(), nodes: [node('a'), node('b')] };
     const state: ClusterStateSource = { objects: () => objs, synced: () => true, onChange: () => () => {} };
     const removing = new Map([['b', 'Empty: node empty (DaemonSet pods only) for 31 s']]);
     const live = new LiveExtenderState(state, 250, (err) => { throw err; }, () => removing);
-    live.rebuild();
+    live.start();
+    await live.settled();
     expect(live.get().disruptionReason('a')).to.equal(undefined);
     expect(live.get().disruptionReason('b')).to.equal('Empty: node empty (DaemonSet pods only) for 31 s');
+    live.stop();
     // Without the feed, nothing in these objects says b is going away.
     const plain = new LiveExtenderState(state);
-    plain.rebuild();
+    plain.start();
+    await plain.settled();
     expect(plain.get().disruptionReason('b')).to.equal(undefined);
+    plain.stop();
   });
 
-  it('treats a node carrying the headroom.dev/disrupted taint as being disrupted, without the feed', () => {
+  it('treats a node carrying the headroom.dev/disrupted taint as being disrupted, without the feed', async () => {
     const tainted: V1Node = { ...node('c'), spec: { taints: [{ key: DISRUPTION_TAINT_KEY, effect: 'NoSchedule' }] } };
     const objs: ClusterObjects = { ...emptyClusterObjects(), nodes: [node('a'), tainted] };
     const state: ClusterStateSource = { objects: () => objs, synced: () => true, onChange: () => () => {} };
     const live = new LiveExtenderState(state);
-    live.rebuild();
+    live.start();
+    await live.settled();
     expect(live.get().disruptionReason('a')).to.equal(undefined);
     expect(live.get().disruptionReason('c')).to.match(/Headroom is removing this node/);
+    live.stop();
   });
 });
