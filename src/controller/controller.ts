@@ -6,6 +6,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { EventRecorder } from '../capi/events.js';
 import { KubeActionEvents } from '../capi/kube-action-events.js';
+import { KubeGroupMemory } from '../capi/kube-group-memory.js';
+import { SCALE_UP_MEMORY_ANNOTATION } from '../provisioning/scale-up-memory.js';
 import { KubeActuator } from '../capi/kube-actuator.js';
 import { Disruptor, type DisruptionReport, type DisruptorOptions } from '../disruption/disruptor.js';
 import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
@@ -122,6 +124,7 @@ export class Controller {
   readonly cache: ClusterCache;
   actuator: KubeActuator | undefined;
   private actionEvents: KubeActionEvents | undefined;
+  private groupMemory: KubeGroupMemory | undefined;
   provisioner: Provisioner | undefined;
   disruptor: Disruptor | undefined;
   prediction: PredictionLoop | undefined;
@@ -179,6 +182,7 @@ export class Controller {
       groupEvents: new EventRecorder(this.managementClient, this.onEventError),
       podEvents: new EventRecorder(this.workloadClient, this.onEventError),
     });
+    this.groupMemory = new KubeGroupMemory({ management: this.managementClient, capiVersion, annotation: SCALE_UP_MEMORY_ANNOTATION, dryRun: this.opts.dryRun ?? false });
     if (this.opts.registry) {
       this.metrics = registerControllerMetrics(this.opts.registry, this.cache, this.actuator);
       this.latency = new PodLatencyTracker(this.cache, (s) => this.metrics?.observePodReady(s), undefined, (s) => this.metrics?.observePodStartup(s));
@@ -241,7 +245,7 @@ export class Controller {
     // One builder for both loops: they often build from the very same objects.
     const snapshots = new SnapshotBuilder();
     this.provisioner = new Provisioner({
-      state: this.cache, actuator, events: this.actionEvents!.fenced(term), clock: systemClock, snapshots,
+      state: this.cache, actuator, events: this.actionEvents!.fenced(term), memory: this.groupMemory!.fenced(term), clock: systemClock, snapshots,
       solve,
       ...(this.opts.fallbackSolve ? { fallbackSolve: this.opts.fallbackSolve } : {}),
       term,

@@ -187,8 +187,15 @@ export function pausedGroups(objects: ClusterObjects): Map<string, string> {
  * (initial 5 min, doubling, at most 30 min). Memory of past failures only delays
  * scale-ups; it never causes a write.
  */
+/** One group's back-off: how many failures in a row, until when, and why (for messages). */
+export interface BackoffState {
+  failures: number;
+  until: number;
+  cause: string;
+}
+
 export class GroupBackoff {
-  private readonly state = new Map<string, { failures: number; until: number; cause: string }>();
+  private readonly state = new Map<string, BackoffState>();
 
   constructor(private readonly initialMs = 300_000, private readonly maxMs = 1_800_000) {}
 
@@ -214,6 +221,26 @@ export class GroupBackoff {
     const out = new Map<string, number>();
     for (const [id, s] of this.state) if (s.until > now) out.set(id, s.until);
     return out;
+  }
+
+  /**
+   * What must outlive this process for `groupId` (ADR 0120): its back-off while it runs
+   * or could still double (a failure within maxMs after it ended counts on), else undefined.
+   */
+  kept(groupId: string, now: number): BackoffState | undefined {
+    const s = this.state.get(groupId);
+    return s && now - s.until < this.maxMs ? { ...s } : undefined;
+  }
+
+  /** Takes over a back-off kept by a previous leader (a later one already here wins). */
+  restore(groupId: string, state: BackoffState): void {
+    const mine = this.state.get(groupId);
+    if (!mine || mine.until < state.until) this.state.set(groupId, { ...state });
+  }
+
+  /** Groups with a back-off state, running or not. */
+  groups(): string[] {
+    return [...this.state.keys()];
   }
 
   /** Why `groupId` last backed off. */

@@ -3,6 +3,7 @@
 // while it was being split and is the next piece to move out.
 import type { ActionEvents, PodRef } from '../capi/action-events.js';
 import type { CapiActuator, NodeGroupRef } from '../capi/actuator.js';
+import type { GroupMemoryStore } from '../capi/group-memory.js';
 import type { SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
@@ -19,6 +20,7 @@ import {
   DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, pausedGroups,
 } from './provision-failures.js';
 import { DEFAULT_SCALE_UP_EFFECT, judgeScaleUp, judgeView, newNodeNames, readyTimes, type ScaleUpEffectOptions, type ScaleUpRecord } from './scale-up-effect.js';
+import { SCALE_UP_MEMORY_ANNOTATION, encodeGroupMemory, restoreGroupMemories } from './scale-up-memory.js';
 import type { Log, LogSubject } from '../api/log.js';
 import { executeScaleUps } from './scale-up.js';
 import { DEFAULT_SOLVE_DEADLINE_MS, TermEndedError, checkTerm, solveWithin, type SolveFn } from './solve-deadline.js';
@@ -72,6 +74,11 @@ export interface ProvisionerDeps {
   actuator: CapiActuator;
   /** Events on the pods and groups the loop acted on or would not grow. Default: none (the simulator). */
   events?: ActionEvents;
+  /**
+   * Keeps each group's back-off and its scale-ups awaiting judgement on the group, for
+   * the next leader (ADR 0120). Default: none (the memory lasts this provisioner).
+   */
+  memory?: GroupMemoryStore;
   clock: Clock;
   solve: SolveFn;
   /** Used when `solve` outlives the solve deadline (the FFD baseline, say). */
@@ -111,6 +118,10 @@ export class Provisioner {
   /** Scale-ups written for pending pods, until judged helpful or moot (memory that only delays scale-ups). */
   private scaleUpRecords: ScaleUpRecord[] = [];
   private readonly bootTimes = new BootTimes();
+  /** Whether a previous leader's memory was read from the groups yet (first synced cycle). */
+  private restored = false;
+  /** Each group's memory as last stored or found on it, encoded: what is there now. */
+  private readonly storedMemory = new Map<string, string>();
   private readonly snapshots: SnapshotBuilder;
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
@@ -299,6 +310,55 @@ export class Provisioner {
   }
 
   /**
+   * Takes over what a previous leader kept on the groups (ADR 0120): their back-offs, and
+   * the scale-ups it wrote that are still to be judged. Memory only ever holds a group.
+   */
+  private restoreMemory(objects: ClusterObjects): void {
+    this.restored = true;
+    const { groups, raw, errors } = restoreGroupMemories(objects.nodeGroups);
+    for (const e of errors) this.log(`ignoring unreadable scale-up memory: ${e}`);
+    for (const [id, value] of raw) this.storedMemory.set(id, value);
+    for (const [id, memory] of groups) {
+      if (memory.backoff) this.backoff.restore(id, memory.backoff);
+      for (const r of memory.scaleUps) {
+        if (this.scaleUpRecords.length < MAX_SCALE_UP_RECORDS) this.scaleUpRecords.push(r);
+      }
+    }
+    if (groups.size > 0) this.log(`restored the scale-up memory of ${groups.size} group(s) from their ${SCALE_UP_MEMORY_ANNOTATION} annotation`);
+  }
+
+  /** Stores every group's memory that changed since it was last stored (one patch per such group). */
+  private async storeMemory(): Promise<void> {
+    if (!this.deps.memory) return;
+    const ids = new Set([...this.storedMemory.keys(), ...this.backoff.groups(), ...this.scaleUpRecords.map((r) => r.groupId)]);
+    for (const id of ids) await this.storeGroupMemory(id);
+  }
+
+  /**
+   * Stores `groupId`'s back-off and open scale-ups on the group, if they changed. A failed
+   * write is logged and retried next cycle: memory only delays scale-ups, it never blocks one.
+   */
+  private async storeGroupMemory(groupId: string): Promise<void> {
+    const store = this.deps.memory;
+    if (!store) return;
+    const backoff = this.backoff.kept(groupId, this.deps.clock.now());
+    const value = encodeGroupMemory({ ...(backoff ? { backoff } : {}), scaleUps: this.scaleUpRecords.filter((r) => r.groupId === groupId) });
+    if (value === (this.storedMemory.get(groupId) ?? null)) return;
+    const [kind, namespace, name] = groupId.split('/') as [NodeGroupRef['kind'], string, string];
+    // Standalone NodePool Machines have no group object to keep it on.
+    if (!this.deps.state.objects().nodeGroups.some((o) => o.kind === kind && o.metadata?.namespace === namespace && o.metadata?.name === name)) return;
+    this.checkTerm();
+    try {
+      await store.save({ kind, namespace, name }, value);
+      if (value === null) this.storedMemory.delete(groupId);
+      else this.storedMemory.set(groupId, value);
+    } catch (err) {
+      this.checkTerm();
+      this.log(`storing the scale-up memory of ${groupId} failed (retried next cycle): ${(err as Error).message}`, { kind, namespace, name });
+    }
+  }
+
+  /**
    * Judges the scale-ups written for pending pods (scale-up-effect.ts): a group whose
    * new nodes took none of its pods and cannot take them backs off, with a Warning
    * event; one whose new node took a pod stops backing off.
@@ -392,9 +452,11 @@ export class Provisioner {
       return done();
     }
     let objects = state.objects();
+    if (!this.restored) this.restoreMemory(objects);
     // Every pass, pending pods or not: a burst's nodes may be gone before the next burst.
     this.bootTimes.observe(objects);
     if (await this.replaceFailedProvisions(objects, report)) objects = state.objects();
+    await this.storeMemory();
     const extraPendingPods = this.opts.extraPendingPods?.(objects);
     // Most cycles (the resync, a burst already placed) find nothing to do; say so
     // without building the snapshot, which converts every pod and node (unless a
@@ -415,6 +477,7 @@ export class Provisioner {
     const standalone = withPools.standalone;
     // Judged before the held groups are read, so a group found not helping is held this cycle.
     const settling = this.judgeScaleUps(withPools.snapshot, objects, report);
+    await this.storeMemory();
     const held = this.heldGroups(objects, clock.now());
     for (const [id, why] of settling) if (!held.has(id)) held.set(id, why);
     if (held.size) report.held = Object.fromEntries(held);
@@ -443,15 +506,22 @@ export class Provisioner {
       set.add(n.name);
     }
     // A written scale-up for pending pods is judged in later cycles (judgeScaleUps).
-    const remember = (groupId: string, pods: readonly PodRef[]) => {
-      if (pods.length === 0 || this.scaleUpRecords.length >= MAX_SCALE_UP_RECORDS) return;
-      this.scaleUpRecords.push({
+    // Kept (and stored on the group) before the write, so no new node exists that no record explains.
+    const remember = async (groupId: string, pods: readonly PodRef[]) => {
+      if (pods.length === 0 || this.scaleUpRecords.length >= MAX_SCALE_UP_RECORDS) return () => {};
+      const record: ScaleUpRecord = {
         groupId, writtenAt: clock.now(), pods: pods.map((p) => `${p.namespace}/${p.name}`), nodesBefore: nodesOfGroup.get(groupId) ?? new Set(),
-      });
+      };
+      this.scaleUpRecords.push(record);
+      await this.storeGroupMemory(groupId);
+      return () => {
+        this.scaleUpRecords = this.scaleUpRecords.filter((r) => r !== record);
+      };
     };
     const written = await executeScaleUps(
       { state, actuator, events: this.deps.events, term: this.deps.term, stats: this.stats, log: (m, about) => this.log(m, about), remember }, snapshot, plan, standalone, report,
     );
+    await this.storeMemory();
     if (written.length > 0) {
       const observed = await this.waitObserved(written);
       if (observed) report.observedMs = clock.now() - startedAt;

@@ -1,5 +1,5 @@
 import type { ActionEvents, PodRef } from '../capi/action-events.js';
-import type { CapiActuator, NodeGroupRef } from '../capi/actuator.js';
+import type { CapiActuator, NodeGroupRef, ScaleResult } from '../capi/actuator.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Plan } from '../packing/plan.js';
@@ -18,8 +18,12 @@ export interface ScaleUpContext {
   term: AbortSignal | undefined;
   stats: { scaleUps: number; errors: number };
   log: Log;
-  /** Called for each scale-up that added nodes for pending pods (judged in later cycles). */
-  remember?: (groupId: string, pods: readonly PodRef[]) => void;
+  /**
+   * Called just before a scale-up for pending pods is written (write-ahead: the record is
+   * kept, and may be stored, before the nodes it explains can exist); returns what to
+   * call if the write then added nothing. Judged in later cycles.
+   */
+  remember?: (groupId: string, pods: readonly PodRef[]) => Promise<() => void>;
 }
 
 /**
@@ -61,6 +65,7 @@ export async function executeScaleUps(
         const current = countPoolMachines(state.objects(), pool.namespace, pool.nodePool);
         const first = Math.max(current, up.from);
         const create = Math.max(0, up.to - first);
+        const forget = create > 0 && pods.length > 0 ? await ctx.remember?.(id, pods) : undefined;
         for (let i = 0; i < create; i++) {
           checkTerm(ctx.term);
           const name = standaloneMachineName(pool.nodePool, pool.machines, first + i);
@@ -71,7 +76,8 @@ export async function executeScaleUps(
         if (create > 0) {
           ctx.stats.scaleUps++;
           written.push({ pool: { namespace: pool.namespace, name: pool.nodePool }, replicas: entry.result.replicas });
-          ctx.remember?.(id, pods);
+        } else {
+          forget?.();
         }
         ctx.events?.notifyPods(pods, {
           type: 'Normal', reason: 'TriggeredScaleUp', action: 'CreateMachine',
@@ -81,14 +87,21 @@ export async function executeScaleUps(
         continue;
       }
       checkTerm(ctx.term);
-      const result = await actuator.scaleTo(group, up.from, up.to, reason);
+      const forget = up.to > up.from && pods.length > 0 ? await ctx.remember?.(id, pods) : undefined;
+      let result: ScaleResult;
+      try {
+        result = await actuator.scaleTo(group, up.from, up.to, reason);
+      } catch (err) {
+        forget?.();
+        throw err;
+      }
       entry.result = result;
       entry.added = result.written ? Math.max(0, result.replicas - up.from) : 0;
       if (result.written) {
         ctx.stats.scaleUps++;
         written.push({ group, replicas: result.replicas });
-        if (entry.added > 0) ctx.remember?.(id, pods);
       }
+      if (entry.added === 0) forget?.();
       ctx.events?.notifyPods(pods, {
         type: 'Normal', reason: 'TriggeredScaleUp', action: 'ScaleUp',
         note: `pod triggered scale-up: ${id} ${up.from} -> ${result.replicas}`,

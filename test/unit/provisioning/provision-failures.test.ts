@@ -169,3 +169,24 @@ describe('provisioning failures', () => {
     expect((await planFromInputs([{ source: 'test', text: text(false) }])).plan.scaleUps.map((u) => u.name)).to.deep.equal(['headroom-nodepool-batch']);
   });
 });
+
+describe('GroupBackoff: what outlives the process', () => {
+  it('keeps a back-off while it runs or could still double, and a restored one doubles on the next failure', () => {
+    const b = new GroupBackoff(100, 1000);
+    const until = b.fail('g', 0, 'x');
+    expect(b.kept('g', 50)).to.deep.equal({ failures: 1, until, cause: 'x' });
+    expect(b.kept('g', until + 999)).to.not.equal(undefined);
+    expect(b.kept('g', until + 1000), 'long expired: starts over anyway').to.equal(undefined);
+    const next = new GroupBackoff(100, 1000);
+    next.restore('g', b.kept('g', 50)!);
+    expect(next.active(50).get('g')).to.equal(until);
+    expect(next.fail('g', 200) - 200, 'the second failure doubles').to.equal(200);
+  });
+
+  it('a restored back-off does not shorten one this process already has', () => {
+    const b = new GroupBackoff(100, 1000);
+    const until = b.fail('g', 0);
+    b.restore('g', { failures: 1, until: until - 50, cause: 'older' });
+    expect(b.active(0).get('g')).to.equal(until);
+  });
+});

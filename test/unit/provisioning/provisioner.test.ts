@@ -3,6 +3,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import type { ActionEvents, PodRef } from '../../../src/capi/action-events.js';
 import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
+import type { GroupMemoryStore } from '../../../src/capi/group-memory.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
@@ -250,6 +251,119 @@ describe('Provisioner: a scale-up whose new nodes cannot take its pods backs the
     const second = await p.cycle();
     expect(second.ineffectiveScaleUps?.map((x) => x.nodes)).to.deep.equal([['new-2']]);
     expect(second.ineffectiveScaleUps?.[0]?.until).to.equal(clock.now() + 120_000);
+  });
+});
+
+describe('Provisioner: the back-off and open scale-ups survive a restart (ADR 0120)', () => {
+  const CHAOS = { key: 'chaos/unusable', value: 'true', effect: 'NoExecute' };
+  const ANNOTATION = 'headroom.dev/scale-up-memory';
+  /** GroupMemoryStore on MemoryState: the annotation on the group object, as KubeGroupMemory keeps it. */
+  class MemoryGroupStore implements GroupMemoryStore {
+    saves = 0;
+    constructor(private state: MemoryState) {}
+    async save(g: NodeGroupRef, value: string | null) {
+      this.saves++;
+      this.state.update('nodeGroups', (objs) => {
+        const o = objs.nodeGroups.find((x) => x.kind === g.kind && x.metadata?.name === g.name && x.metadata?.namespace === g.namespace)!;
+        const annotations = { ...o.metadata!.annotations };
+        if (value === null) delete annotations[ANNOTATION];
+        else annotations[ANNOTATION] = value;
+        o.metadata = { ...o.metadata, annotations };
+      });
+    }
+  }
+  const annotation = (state: MemoryState) => state.objs.nodeGroups[0]!.metadata?.annotations?.[ANNOTATION];
+  function machineWithNode(state: MemoryState, name: string, readyAt: number, taints: Array<typeof CHAOS> = []) {
+    state.update('nodes', (o) => {
+      o.machines = [...o.machines, {
+        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
+        metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/deployment-name': 'md', 'cluster.x-k8s.io/cluster-name': 'test' } },
+        spec: { clusterName: 'test' }, status: { nodeRef: { name } },
+      }];
+      o.nodes = [...o.nodes, {
+        metadata: { name, creationTimestamp: new Date(readyAt), annotations: { 'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-namespace': 'default' } },
+        spec: { taints },
+        status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(readyAt) }] },
+      } as V1Node];
+    });
+  }
+  /** One full healthy node and 4 pending one-cpu pods: the template says a new node takes them. */
+  function chaosCluster(clock: ManualClock) {
+    const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 1, min: 1, max: 40, cpu: '4', memory: '16Gi' })], 4);
+    machineWithNode(state, 'old', clock.now() - 600_000);
+    state.update('pods', (o) => { o.pods = [...o.pods, { ...pendingPod('default', 'big', '4'), metadata: { name: 'big', namespace: 'default', uid: 'ubig' }, spec: { ...pendingPod('default', 'big', '4').spec, nodeName: 'old' } } as V1Pod]; });
+    return state;
+  }
+
+  it('a new leader judges the scale-up its predecessor wrote and adds no node for the same pods (the old code added a third)', async () => {
+    const clock = new ManualClock();
+    const state = chaosCluster(clock);
+    const store = new MemoryGroupStore(state);
+    const first = new Provisioner({ state, actuator: new MemoryActuator(state), clock, solve, memory: store }, { resyncMs: 0 });
+    const r1 = await first.cycle();
+    expect(r1.scaleUps.map((u) => [u.from, u.result?.replicas])).to.deep.equal([[1, 2]]);
+    const kept = JSON.parse(annotation(state)!) as { scaleUps: Array<{ pods: string[]; nodesBefore: string[] }> };
+    expect(kept.scaleUps.map((r) => [r.pods.length, r.nodesBefore]), 'stored before the write').to.deep.equal([[4, ['old']]]);
+    // The first controller dies; its new node comes up unusable.
+    machineWithNode(state, 'new-1', clock.now() + 5000, [CHAOS]);
+    await clock.advance(20_000);
+    const act2 = new MemoryActuator(state);
+    const second = new Provisioner({ state, actuator: act2, events: act2, clock, solve, memory: new MemoryGroupStore(state) }, { resyncMs: 0 });
+    const settling = await second.cycle();
+    expect(settling.scaleUps, 'the new leader adds nothing while the new node settles').to.deep.equal([]);
+    expect(settling.held?.['MachineDeployment/default/md']).to.match(/new-1 .* Ready but cannot take the pods/);
+    await clock.advance(20_000);
+    const judged = await second.cycle();
+    expect(judged.scaleUps).to.deep.equal([]);
+    expect(judged.ineffectiveScaleUps?.map((x) => [x.group, x.nodes])).to.deep.equal([['MachineDeployment/default/md', ['new-1']]]);
+    expect(act2.calls, 'no scale-up written by the new leader').to.deep.equal([]);
+    const backoff = (JSON.parse(annotation(state)!) as { backoff: { failures: number; until: number } }).backoff;
+    expect(backoff).to.include({ failures: 1, until: clock.now() + 300_000 });
+  });
+
+  it('a back-off outlives the controller even when the useless node is gone, and the annotation goes once the group helps', async () => {
+    const clock = new ManualClock();
+    const state = chaosCluster(clock);
+    const first = new Provisioner({ state, actuator: new MemoryActuator(state), clock, solve, memory: new MemoryGroupStore(state) }, { resyncMs: 0 });
+    await first.cycle();
+    machineWithNode(state, 'new-1', clock.now(), [CHAOS]);
+    await clock.advance(31_000);
+    expect((await first.cycle()).ineffectiveScaleUps).to.have.length(1);
+    // Emptiness removes the useless node; the controller restarts a minute later.
+    state.update('nodes', (o) => {
+      o.nodes = o.nodes.filter((n) => n.metadata?.name !== 'new-1');
+      o.machines = o.machines.filter((m) => m.metadata?.name !== 'new-1');
+      (o.nodeGroups[0]!.spec as { replicas: number }).replicas = 1;
+    });
+    await clock.advance(60_000);
+    const act2 = new MemoryActuator(state);
+    const store2 = new MemoryGroupStore(state);
+    const second = new Provisioner({ state, actuator: act2, events: act2, clock, solve, memory: store2 }, { resyncMs: 0 });
+    const held = await second.cycle();
+    expect(held.scaleUps, 'still backing off').to.deep.equal([]);
+    expect(held.held?.['MachineDeployment/default/md']).to.match(/backing off after a scale-up that did not help/);
+    // The back-off ends, a new (healthy) node takes the pods: nothing is left to keep.
+    await clock.advance(241_000);
+    const again = await second.cycle();
+    expect(again.scaleUps.map((u) => [u.from, u.result?.replicas])).to.deep.equal([[1, 2]]);
+    machineWithNode(state, 'new-2', clock.now());
+    state.update('pods', (o) => { o.pods = o.pods.map((p) => (p.spec?.nodeName ? p : { ...p, spec: { ...p.spec!, nodeName: 'new-2' } })); });
+    await clock.advance(1000);
+    const helped = await second.cycle();
+    expect(helped.held).to.equal(undefined);
+    expect(annotation(state), 'annotation removed: the scale-up helped and the back-off is forgotten').to.equal(undefined);
+  });
+
+  it('an unreadable annotation is ignored (logged), not a crash, and is replaced', async () => {
+    const clock = new ManualClock();
+    const state = chaosCluster(clock);
+    state.update('nodeGroups', (o) => { o.nodeGroups[0]!.metadata!.annotations![ANNOTATION] = '{not json'; });
+    const lines: string[] = [];
+    const p = new Provisioner({ state, actuator: new MemoryActuator(state), clock, solve, memory: new MemoryGroupStore(state), log: (m) => lines.push(m) }, { resyncMs: 0 });
+    const r = await p.cycle();
+    expect(r.scaleUps.map((u) => [u.from, u.result?.replicas])).to.deep.equal([[1, 2]]);
+    expect(lines.some((l) => /ignoring unreadable scale-up memory: .*not JSON/.test(l))).to.equal(true);
+    expect(JSON.parse(annotation(state)!)).to.have.property('v', 1);
   });
 });
 
