@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,20 +6,32 @@ import { expect } from 'chai';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
-/** Runs the real CLI (src/cli/main.ts through tsx), as a user would after a build. */
-function headroom(args: string[], input?: string) {
+/**
+ * Runs the real CLI (src/cli/main.ts through tsx), as a user would after a build. Async,
+ * so a test's independent runs start together: each is about a second of tsx start-up,
+ * and the unit suite's one process leaves the second core idle meanwhile.
+ */
+function headroom(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const entry = join(mkdtempSync(join(tmpdir(), 'plan-cli-')), 'cli.mjs');
   const main = new URL('src/cli/main.ts', new URL(`file://${ROOT}`)).href;
   writeFileSync(entry, `import { main } from ${JSON.stringify(main)};\nprocess.exitCode = await main(process.argv.slice(2));\n`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, encoding: 'utf8', input, timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { cwd: ROOT, timeout: 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
 }
 
 describe('headroom plan', function () {
   this.timeout(60_000);
 
-  it('prints the JSON contract with exactly its keys for the example cluster', () => {
-    const r = headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'json']);
+  it('prints the JSON contract with exactly its keys for the example cluster', async () => {
+    const r = await headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'json']);
     expect(r.code, r.stderr).to.equal(0);
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out)).to.deep.equal(['scaleUps', 'placements', 'unschedulable', 'cost']);
@@ -32,12 +44,13 @@ describe('headroom plan', function () {
     expect(out.placements.length).to.be.greaterThan(0);
   });
 
-  it('plans every example in test/fixtures', () => {
+  it('plans every example in test/fixtures', async () => {
     const dir = join(ROOT, 'test/fixtures');
     const examples = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f));
     expect(examples.length).to.be.greaterThan(0);
-    for (const f of examples) {
-      const r = headroom(['plan', '-f', join('test/fixtures', f), '-o', 'json']);
+    const runs = await Promise.all(examples.map((f) => headroom(['plan', '-f', join('test/fixtures', f), '-o', 'json'])));
+    for (const [i, f] of examples.entries()) {
+      const r = runs[i]!;
       expect(r.code, `${f}: ${r.stderr}`).to.equal(0);
       const out = JSON.parse(r.stdout);
       expect(out.placements.length + out.unschedulable.length, f).to.be.greaterThan(0);
@@ -45,7 +58,7 @@ describe('headroom plan', function () {
     }
   });
 
-  it('plans a CronJob run due within the boot horizon as predicted pods, listed apart from real pods', () => {
+  it('plans a CronJob run due within the boot horizon as predicted pods, listed apart from real pods', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plan-predict-'));
     writeFileSync(join(dir, 'cluster.yaml'), [
       'apiVersion: cluster.x-k8s.io/v1beta2', 'kind: MachineDeployment', 'metadata:', '  name: batch', '  namespace: default', '  labels: {pool: batch}', '  annotations:',
@@ -62,23 +75,26 @@ describe('headroom plan', function () {
       'spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 1Gi}}}]}',
     ].join('\n'));
     // Last run 10:00, next 10:05. At 10:03 it is within the horizon (3 min boot + 1 min lead); at 10:00:30 it is not yet.
-    const due = headroom(['plan', '-f', dir, '-o', 'json', '--at', '2026-03-02T10:03:00Z']);
+    const [due, text, laterRun, bad] = await Promise.all([
+      headroom(['plan', '-f', dir, '-o', 'json', '--at', '2026-03-02T10:03:00Z']),
+      headroom(['plan', '-f', dir, '--at', '2026-03-02T10:03:00Z']),
+      headroom(['plan', '-f', dir, '-o', 'json', '--at', '2026-03-02T10:00:30Z']),
+      headroom(['plan', '-f', dir, '--at', 'tomorrow']),
+    ]);
     expect(due.code, due.stderr).to.equal(0);
     const out = JSON.parse(due.stdout);
     expect(out.placements.map((p: { pod: string }) => p.pod)).to.deep.equal(['default/web-1']);
     expect(out.predicted.placements.map((p: { pod: string }) => p.pod)).to.deep.equal(['default/predicted-cronjob-report-0', 'default/predicted-cronjob-report-1']);
     expect(out.scaleUps).to.deep.equal([{ kind: 'MachineDeployment', namespace: 'default', name: 'batch', from: 0, to: 2 }]);
-    const text = headroom(['plan', '-f', dir, '--at', '2026-03-02T10:03:00Z']);
     expect(text.stdout).to.match(/Placements: 1 pod\(s\)/).and.match(/Predicted pods \(forecast, lowest priority\): 2/);
-    const later = JSON.parse(headroom(['plan', '-f', dir, '-o', 'json', '--at', '2026-03-02T10:00:30Z']).stdout);
+    const later = JSON.parse(laterRun.stdout);
     expect(later.predicted).to.equal(undefined);
     expect(later.scaleUps).to.deep.equal([{ kind: 'MachineDeployment', namespace: 'default', name: 'batch', from: 0, to: 1 }]);
-    const bad = headroom(['plan', '-f', dir, '--at', 'tomorrow']);
     expect(bad.code).to.equal(2);
     expect(bad.stderr.trim().split('\n')).to.have.length(1);
   });
 
-  it('reads stdin and directories, and prints a text table', () => {
+  it('reads stdin and directories, and prints a text table', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plan-'));
     writeFileSync(join(dir, 'a.yaml'), [
       'apiVersion: cluster.x-k8s.io/v1beta2', 'kind: MachineDeployment', 'metadata:', '  name: small', '  namespace: default', '  annotations:',
@@ -87,20 +103,22 @@ describe('headroom plan', function () {
       'spec:', '  clusterName: c', '  replicas: 0', '  template:', '    spec: {clusterName: c, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: t}}',
     ].join('\n'));
     const pods = ['web-1', 'web-2', 'web-3'].map((n) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${n}, namespace: default}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 1Gi}}}]`).join('\n---\n');
-    const r = headroom(['plan', '-f', dir, '-f', '-'], pods);
+    const r = await headroom(['plan', '-f', dir, '-f', '-'], pods);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/MachineDeployment\s+default\s+small\s+0\s+2/);
     expect(r.stdout).to.contain('default/web-3');
     expect(r.stdout).to.contain('Added cost: 0.2000 per hour');
   });
 
-  it('exits non-zero with one line naming the object and the field on bad input', () => {
-    for (const [file, want] of [
+  it('exits non-zero with one line naming the object and the field on bad input', async () => {
+    const cases = [
       ['bad-quantity.yaml', /MachineDeployment default\/small: annotation capacity.cluster-autoscaler.kubernetes.io\/memory: invalid quantity "12Qi"/],
       ['bad-pod-quantity.yaml', /Pod default\/web: spec.containers\[0\].resources.requests.cpu/],
       ['broken.yaml', /broken.yaml: document 2 \(line \d+, column \d+\): invalid YAML/],
-    ] as const) {
-      const r = headroom(['plan', '-f', `test/fixtures/bad/${file}`]);
+    ] as const;
+    const runs = await Promise.all(cases.map(([file]) => headroom(['plan', '-f', `test/fixtures/bad/${file}`])));
+    for (const [i, [file, want]] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, file).to.equal(1);
       expect(r.stdout).to.equal('');
       const lines = r.stderr.trim().split('\n');
@@ -109,13 +127,15 @@ describe('headroom plan', function () {
     }
   });
 
-  it('refuses negative quantities with one line naming the object and the field (issue 10)', () => {
+  it('refuses negative quantities with one line naming the object and the field (issue 10)', async () => {
     const read = (f: string) => readFileSync(join(ROOT, 'test/fixtures/bad', f), 'utf8');
-    for (const [input, want] of [
+    const cases = [
       [read('bad-quantity.yaml').replace('memory: 12Qi', 'memory: "-12Gi"'), /MachineDeployment default\/small: annotation capacity.cluster-autoscaler.kubernetes.io\/memory: invalid quantity "-12Gi": must not be negative/],
       [read('bad-pod-quantity.yaml').replace('cpu: 1.5 cores', 'cpu: "-1000000"'), /Pod default\/web: spec.containers\[0\].resources.requests.cpu: invalid quantity "-1000000": must not be negative/],
-    ] as const) {
-      const r = headroom(['plan', '-f', '-'], input);
+    ] as const;
+    const runs = await Promise.all(cases.map(([input]) => headroom(['plan', '-f', '-'], input)));
+    for (const [i, [, want]] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, r.stderr).to.equal(1);
       const lines = r.stderr.trim().split('\n');
       expect(lines).to.have.length(1);
@@ -123,8 +143,8 @@ describe('headroom plan', function () {
     }
   });
 
-  it('plans CapacityBuffers and ProvisioningRequests with what they reference, as the controller would', () => {
-    const r = headroom(['plan', '-f', 'test/fixtures/capacity-apis.yaml', '-o', 'json']);
+  it('plans CapacityBuffers and ProvisioningRequests with what they reference, as the controller would', async () => {
+    const r = await headroom(['plan', '-f', 'test/fixtures/capacity-apis.yaml', '-o', 'json']);
     expect(r.code, r.stderr).to.equal(0);
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out)).to.deep.equal(['scaleUps', 'placements', 'unschedulable', 'cost', 'capacityBuffers', 'provisioningRequests']);
@@ -142,9 +162,9 @@ describe('headroom plan', function () {
     expect(r.stderr.trim().split('\n')).to.deep.equal(['headroom: warning: CapacityBuffer apps/broken: podTemplateRef: PodTemplate apps/does-not-exist not found']);
   });
 
-  it('rejects a missing -f and an unknown output format with a usage error', () => {
-    expect(headroom(['plan']).code).to.equal(2);
-    const r = headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'xml']);
+  it('rejects a missing -f and an unknown output format with a usage error', async () => {
+    const [missing, r] = await Promise.all([headroom(['plan']), headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '-o', 'xml'])]);
+    expect(missing.code).to.equal(2);
     expect(r.code).to.equal(2);
     expect(r.stderr.trim().split('\n')).to.have.length(1);
   });
