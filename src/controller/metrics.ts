@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { CapiActuator } from '../capi/actuator.js';
 import type { KubeActuator } from '../capi/kube-actuator.js';
 import type { CapiCallObserver } from '../capi/metered-actuator.js';
-import type { DisruptionReport } from '../disruption/disruptor.js';
+import type { DisruptionReport } from '../disruption/disruption-report.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
 import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/cycle-report.js';

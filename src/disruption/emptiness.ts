@@ -1,3 +1,4 @@
+import type { ClusterObjects } from '../cluster/objects.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { DisruptionAllowance, SettingsOf } from './allowance.js';
 import { disruptableNodes } from './candidates.js';
@@ -52,4 +53,14 @@ export function decideEmptiness(input: EmptinessInput): { remove: Removal[]; ski
     remove.push(c);
   }
   return { remove, skipped };
+}
+
+/** Nodes whose Ready condition is not True (or that report none): emptiness's `notReady`. */
+export function notReadyNodes(objects: Pick<ClusterObjects, 'nodes'>): Set<string> {
+  const out = new Set<string>();
+  for (const n of objects.nodes) {
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.status !== 'True' && n.metadata?.name) out.add(n.metadata.name);
+  }
+  return out;
 }

@@ -39,3 +39,17 @@ export interface Skip {
  * it changed between the decision and the removal (a fresh look refused it).
  */
 export type BlockReason = 'min-size' | 'unmanaged' | 'budget' | 'pdb' | 'pod-without-controller' | 'pods-cannot-move' | 'changed';
+
+/** Each reason in a few words, for the reason shown while a removal is under way. */
+export const REASON_TEXT: Record<Removal['reason'], string> = {
+  Empty: 'node empty', Underutilized: 'node underutilized', Drifted: 'node drifted', Expired: 'node expired',
+};
+
+/** Why a node goes, for the actuator's log and events. */
+export function describeRemoval(r: Removal, now: number): string {
+  const s = Math.round((now - r.since) / 1000);
+  if (r.reason === 'Empty') return `node empty (DaemonSet pods only) for ${s} s`;
+  if (r.reason === 'Expired') return `node expired (age ${s} s), its pods fit on other nodes`;
+  if (r.reason === 'Drifted') return 'node drifted from its NodePool template';
+  return `node underutilized (pods unchanged for ${s} s, score ${r.score?.toFixed(2) ?? '-'}), its pods fit on other nodes`;
+}

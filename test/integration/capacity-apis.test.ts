@@ -7,7 +7,7 @@ import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.j
 import { eventually } from '../harness/wait.js';
 import { sharedClient } from './hooks.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
-import type { DisruptionReport } from '../../src/disruption/disruptor.js';
+import type { DisruptionReport } from '../../src/disruption/disruption-report.js';
 import type { CycleReport } from '../../src/provisioning/cycle-report.js';
 import { machineDeployment } from './controller-objects.js';
 

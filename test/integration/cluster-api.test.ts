@@ -18,7 +18,7 @@ import { parseMachine, parseNodeGroupObject } from '../../src/api/capi.js';
 import { KubeActuator } from '../../src/capi/kube-actuator.js';
 import { buildSnapshot } from '../../src/cluster/build-snapshot.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
-import type { DisruptionReport } from '../../src/disruption/disruptor.js';
+import type { DisruptionReport } from '../../src/disruption/disruption-report.js';
 import type { CycleReport } from '../../src/provisioning/cycle-report.js';
 import { MAX, MIN, deployment, pendingPod } from './controller-objects.js';
 

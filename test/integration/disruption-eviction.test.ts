@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
 import { Controller } from '../../src/controller/controller.js';
 import { KubeDisruptionNodes } from '../../src/controller/kube-disruption-nodes.js';
-import type { DisruptionReport } from '../../src/disruption/disruptor.js';
+import type { DisruptionReport } from '../../src/disruption/disruption-report.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import { MachineFixture, fixtureNodeSelector } from '../harness/machine-fixture.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';

@@ -8,7 +8,7 @@ import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.j
 import { eventually } from '../harness/wait.js';
 import { sharedClient } from './hooks.js';
 import { Controller } from '../../src/controller/controller.js';
-import type { DisruptionReport } from '../../src/disruption/disruptor.js';
+import type { DisruptionReport } from '../../src/disruption/disruption-report.js';
 import { machineDeployment, pendingPod } from './controller-objects.js';
 import { DISRUPTION_TAINT_KEY } from '../../src/api/disruption-taint.js';
 import { strandedPodInvariant } from './invariant.js';

@@ -1,7 +1,9 @@
 import type { CapiActuator } from '../../capi/actuator.js';
 import type { ClusterSnapshot } from '../../cluster/snapshot.js';
 import { STANDALONE_GROUP_PREFIX, standaloneMachineName } from '../../provisioning/standalone.js';
-import type { Removal } from '../removal.js';
+import type { SolveSnapshot } from '../expiry.js';
+import type { Removal, Skip } from '../removal.js';
+import { evaluateRemoval } from '../what-if.js';
 import type { DisruptionNodePort } from './node-port.js';
 
 /**
@@ -105,6 +107,28 @@ export class Replacements {
       }
     }
     return ready;
+  }
+
+  /**
+   * Old nodes whose replacement is Ready, to remove now: only when, on this snapshot,
+   * their pods fit without them and without new capacity. Otherwise they are untainted
+   * and kept, with why (the replacement, empty, goes as any empty node does).
+   */
+  async readyToRemove(snapshot: ClusterSnapshot, now: number, solve: SolveSnapshot): Promise<{ remove: Removal[]; kept: Skip[] }> {
+    const out: { remove: Removal[]; kept: Skip[] } = { remove: [], kept: [] };
+    const actions = await this.due(snapshot, now);
+    if (actions.length === 0) return out;
+    const baseline = snapshot.pendingPods.length > 0 ? await solve(snapshot) : undefined;
+    for (const action of actions) {
+      const what = await evaluateRemoval(snapshot, new Set(action.map((r) => r.node)), solve, baseline);
+      if (what.kind === 'delete') {
+        for (const { replacement: _r, ...r } of action) out.remove.push(r);
+        continue;
+      }
+      await this.untaint(action);
+      for (const r of action) out.kept.push({ node: r.node, why: `its replacement is Ready, but ${what.kind === 'refused' ? what.why : 'its pods would need another new node'}` });
+    }
+    return out;
   }
 
   /** Takes the taint back from an action's old nodes. */

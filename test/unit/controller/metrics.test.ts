@@ -5,7 +5,7 @@ import type { CapiActuator } from '../../../src/capi/actuator.js';
 import { loadObjects } from '../../../src/cluster/load-objects.js';
 import type { ClusterObjects } from '../../../src/cluster/objects.js';
 import { registerControllerMetrics } from '../../../src/controller/metrics.js';
-import type { DisruptionReport } from '../../../src/disruption/disruptor.js';
+import type { DisruptionReport } from '../../../src/disruption/disruption-report.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
 import type { CycleReport } from '../../../src/provisioning/cycle-report.js';
 
