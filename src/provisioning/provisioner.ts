@@ -1,8 +1,5 @@
-// Over 400 lines: the cycle orchestration (failed-provision replacement, held groups, judging past
-// scale-ups, solve under a deadline, writes, observation); the scale-up judging (issue 17) landed
-// while it was being split and is the next piece to move out.
-import type { ActionEvents, PodRef } from '../capi/action-events.js';
-import type { CapiActuator, NodeGroupRef } from '../capi/actuator.js';
+import type { ActionEvents } from '../capi/action-events.js';
+import type { CapiActuator } from '../capi/actuator.js';
 import type { GroupMemoryStore } from '../capi/group-memory.js';
 import type { SnapshotIssue } from '../cluster/build-snapshot.js';
 import type { ClusterObjects } from '../cluster/objects.js';
@@ -15,17 +12,21 @@ import { Batcher, DEFAULT_BATCH, type BatcherOptions } from './batcher.js';
 import { BootTimes } from './boot-times.js';
 import type { Clock } from './clock.js';
 import { predictedOutcome, type CycleReport } from './cycle-report.js';
+import { GroupMemoryKeeper } from './group-memory-keeper.js';
+import { HeldGroups } from './held-groups.js';
 import { showsWrites, waitUntil } from './observe-writes.js';
 import {
-  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity, pausedGroups,
+  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity,
 } from './provision-failures.js';
-import { DEFAULT_SCALE_UP_EFFECT, judgeScaleUp, judgeView, newNodeNames, readyTimes, type ScaleUpEffectOptions, type ScaleUpRecord } from './scale-up-effect.js';
-import { SCALE_UP_MEMORY_ANNOTATION, encodeGroupMemory, restoreGroupMemories } from './scale-up-memory.js';
+import { removeFailedProvisions } from './remove-failed-provisions.js';
+import { DEFAULT_SCALE_UP_EFFECT, type ScaleUpEffectOptions } from './scale-up-effect.js';
+import { ScaleUpJudge } from './scale-up-judge.js';
 import type { Log, LogSubject } from '../api/log.js';
 import { executeScaleUps } from './scale-up.js';
 import { DEFAULT_SOLVE_DEADLINE_MS, TermEndedError, checkTerm, solveWithin, type SolveFn } from './solve-deadline.js';
 import { withStandalonePools } from './standalone.js';
 import { isTrigger, mayBeDemand } from './triggers.js';
+import { UnschedulableEvents } from './unschedulable-events.js';
 
 /**
  * The provisioning loop: batch triggers -> snapshot -> solve -> actuate.
@@ -40,6 +41,13 @@ import { isTrigger, mayBeDemand } from './triggers.js';
  *   that misses our own writes);
  * - max sizes and NodePool limits are re-checked on the fresh snapshot
  *   (enforceLimits), and the actuator re-reads each group before it writes.
+ *
+ * The cycle is orchestrated here; its pieces are one file each: removing failed
+ * provisions (remove-failed-provisions.ts), held groups (held-groups.ts), judging past
+ * scale-ups (scale-up-judge.ts), the solve deadline (solve-deadline.ts), the writes
+ * (scale-up.ts), waiting to see them (observe-writes.ts), the events on pods no
+ * group can take (unschedulable-events.ts) and the memory kept on the groups for the
+ * next leader (group-memory-keeper.ts).
  */
 
 export interface ProvisionerOptions {
@@ -98,9 +106,6 @@ export interface ProvisionerDeps {
   snapshots?: SnapshotBuilder;
 }
 
-/** Scale-ups remembered for judging at most (each holds its pods' keys). */
-const MAX_SCALE_UP_RECORDS = 1000;
-
 export class Provisioner {
   private readonly batcher: Batcher;
   private readonly opts: Required<Omit<ProvisionerOptions, 'extraPendingPods'>> & Pick<ProvisionerOptions, 'extraPendingPods'>;
@@ -114,14 +119,12 @@ export class Provisioner {
   /** The oldest demand signal no cycle has started on yet, and the start of the running cycle. */
   private waitingSince: number | undefined;
   private cycleSince: number | undefined;
-  private readonly explained = new Map<string, number>();
-  /** Scale-ups written for pending pods, until judged helpful or moot (memory that only delays scale-ups). */
-  private scaleUpRecords: ScaleUpRecord[] = [];
+  private readonly held: HeldGroups;
+  /** Scale-ups written for pending pods, until judged helpful or moot. */
+  private readonly scaleUps: ScaleUpJudge;
+  private readonly unschedulable: UnschedulableEvents;
+  private readonly memory: GroupMemoryKeeper;
   private readonly bootTimes = new BootTimes();
-  /** Whether a previous leader's memory was read from the groups yet (first synced cycle). */
-  private restored = false;
-  /** Each group's memory as last stored or found on it, encoded: what is there now. */
-  private readonly storedMemory = new Map<string, string>();
   private readonly snapshots: SnapshotBuilder;
 
   constructor(private readonly deps: ProvisionerDeps, options: ProvisionerOptions = {}) {
@@ -133,6 +136,13 @@ export class Provisioner {
     };
     this.snapshots = deps.snapshots ?? new SnapshotBuilder();
     this.backoff = new GroupBackoff(this.opts.backoff.initialMs, this.opts.backoff.maxMs);
+    const log = (m: string, about?: LogSubject) => this.log(m, about);
+    this.held = new HeldGroups({ backoff: this.backoff, events: deps.events, log });
+    this.scaleUps = new ScaleUpJudge({ backoff: this.backoff, events: deps.events, log, onRecovered: (id) => this.held.recovered(id) }, this.opts.scaleUpEffect);
+    this.unschedulable = new UnschedulableEvents(deps.events);
+    this.memory = new GroupMemoryKeeper({
+      store: deps.memory, backoff: this.backoff, judge: this.scaleUps, state: deps.state, clock: deps.clock, term: deps.term, log,
+    });
     this.batcher = new Batcher(deps.clock, this.opts.batch, () => this.runCycle(), (err) => {
       this.stats.errors++;
       this.log(`provisioning cycle failed: ${(err as Error).message}`);
@@ -193,30 +203,6 @@ export class Provisioner {
     });
   }
 
-  /**
-   * A Warning event (NotTriggerScaleUp, as Cluster Autoscaler names it) on pods no
-   * group can take, with the solver's reason; at most once per pod per 10 minutes
-   * (this memory only dedupes events, it never feeds a decision).
-   */
-  private explainUnschedulable(plan: Plan, snapshot: ClusterSnapshot, now: number): void {
-    const events = this.deps.events;
-    if (!events || plan.unschedulable.length === 0) return;
-    for (const [key, at] of this.explained) if (now - at > 600_000) this.explained.delete(key);
-    const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
-    const byReason = new Map<string, PodRef[]>();
-    for (const u of plan.unschedulable) {
-      const p = byKey.get(u.pod);
-      if (!p || p.predicted || this.explained.has(p.key)) continue;
-      this.explained.set(p.key, now);
-      let list = byReason.get(u.reason);
-      if (!list) byReason.set(u.reason, (list = []));
-      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
-    }
-    for (const [reason, pods] of byReason) {
-      events.notifyPods(pods, { type: 'Warning', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
-    }
-  }
-
   private async runCycle(): Promise<void> {
     this.cycleSince = this.waitingSince ?? this.deps.clock.now();
     this.waitingSince = undefined;
@@ -230,7 +216,7 @@ export class Provisioner {
 
   /**
    * Removes Machines that failed or did not become Ready nodes within the max provision
-   * time, backs their groups off, and waits until the state source shows them going.
+   * time (remove-failed-provisions.ts), and waits until the state source shows them going.
    * Returns whether anything was removed. Schedules a look at the next deadline.
    */
   private async replaceFailedProvisions(objects: ClusterObjects, report: CycleReport): Promise<boolean> {
@@ -239,33 +225,9 @@ export class Provisioner {
     const { failures, nextDeadline } = findProvisionFailures(objects, now, this.opts.maxNodeProvisionMs);
     if (nextDeadline !== undefined) this.scheduleFailureCheck(nextDeadline - now);
     if (failures.length === 0) return false;
-    const removed: string[] = [];
-    report.provisionFailures = [];
-    for (const f of failures) {
-      const entry: NonNullable<CycleReport['provisionFailures']>[number] = {
-        machine: `${f.machine.namespace}/${f.machine.name}`, group: f.groupId, kind: f.kind, ...(f.nodePool ? { nodePool: f.nodePool } : {}),
-      };
-      report.provisionFailures.push(entry);
-      const until = this.backoff.fail(f.groupId, now);
-      const reason = `${f.detail}; ${f.groupId} backs off until ${new Date(until).toISOString()}`;
-      this.log(`provisioning failed: ${reason}`, { kind: 'Machine', namespace: f.machine.namespace, name: f.machine.name });
-      try {
-        this.checkTerm();
-        if (f.nodePool) {
-          await actuator.deleteStandaloneMachine(f.machine, reason);
-        } else {
-          const [kind, namespace, name] = f.groupId.split('/') as [NodeGroupRef['kind'], string, string];
-          const result = await actuator.deleteMachine({ kind, namespace, name }, f.machine, reason);
-          if (!result.written) throw new Error('not removed (the group is at its min size, or dry run)');
-        }
-        removed.push(entry.machine);
-      } catch (err) {
-        this.checkTerm();
-        entry.error = (err as Error).message;
-        this.stats.errors++;
-        this.log(`removing ${entry.machine} failed: ${entry.error}`, { kind: 'Machine', namespace: f.machine.namespace, name: f.machine.name });
-      }
-    }
+    const removed = await removeFailedProvisions(failures, now, {
+      actuator, backoff: this.backoff, term: this.deps.term, stats: this.stats, log: (m, about) => this.log(m, about),
+    }, report);
     if (removed.length === 0) return false;
     // Plan on a view without them, or their in-flight capacity would still count.
     const gone = new Set(removed);
@@ -290,118 +252,6 @@ export class Provisioner {
   private scheduleFailureCheck(inMs: number): void {
     this.cancelFailureCheck?.();
     this.cancelFailureCheck = this.running ? this.deps.clock.setTimer(Math.max(0, inMs) + 1, () => this.demand()) : undefined;
-  }
-
-  /** Groups that may not grow now, with why: paused, or backing off after a failed provision. */
-  private heldGroups(objects: ClusterObjects, now: number): Map<string, string> {
-    const held = pausedGroups(objects);
-    for (const [id, until] of this.backoff.active(now)) {
-      if (!held.has(id)) held.set(id, `${id} is backing off after ${this.backoff.causeOf(id) ?? 'a failed provision'} until ${new Date(until).toISOString()}`);
-    }
-    for (const [id, why] of held) {
-      const key = `held:${id}:${why.includes('paused') ? 'paused' : 'backoff'}`;
-      if (this.explained.has(key) && now - this.explained.get(key)! < 600_000) continue;
-      this.explained.set(key, now);
-      const [kind, namespace, name] = id.split('/') as [NodeGroupRef['kind'], string, string];
-      this.log(`not scaling ${id}: ${why}`, { kind, namespace, name });
-      this.deps.events?.notifyGroup({ kind, namespace, name }, { type: 'Warning', reason: 'NotScaledUp', action: 'ScaleUp', note: why });
-    }
-    return held;
-  }
-
-  /**
-   * Takes over what a previous leader kept on the groups (ADR 0120): their back-offs, and
-   * the scale-ups it wrote that are still to be judged. Memory only ever holds a group.
-   */
-  private restoreMemory(objects: ClusterObjects): void {
-    this.restored = true;
-    const { groups, raw, errors } = restoreGroupMemories(objects.nodeGroups);
-    for (const e of errors) this.log(`ignoring unreadable scale-up memory: ${e}`);
-    for (const [id, value] of raw) this.storedMemory.set(id, value);
-    for (const [id, memory] of groups) {
-      if (memory.backoff) this.backoff.restore(id, memory.backoff);
-      for (const r of memory.scaleUps) {
-        if (this.scaleUpRecords.length < MAX_SCALE_UP_RECORDS) this.scaleUpRecords.push(r);
-      }
-    }
-    if (groups.size > 0) this.log(`restored the scale-up memory of ${groups.size} group(s) from their ${SCALE_UP_MEMORY_ANNOTATION} annotation`);
-  }
-
-  /** Stores every group's memory that changed since it was last stored (one patch per such group). */
-  private async storeMemory(): Promise<void> {
-    if (!this.deps.memory) return;
-    const ids = new Set([...this.storedMemory.keys(), ...this.backoff.groups(), ...this.scaleUpRecords.map((r) => r.groupId)]);
-    for (const id of ids) await this.storeGroupMemory(id);
-  }
-
-  /**
-   * Stores `groupId`'s back-off and open scale-ups on the group, if they changed. A failed
-   * write is logged and retried next cycle: memory only delays scale-ups, it never blocks one.
-   */
-  private async storeGroupMemory(groupId: string): Promise<void> {
-    const store = this.deps.memory;
-    if (!store) return;
-    const backoff = this.backoff.kept(groupId, this.deps.clock.now());
-    const value = encodeGroupMemory({ ...(backoff ? { backoff } : {}), scaleUps: this.scaleUpRecords.filter((r) => r.groupId === groupId) });
-    if (value === (this.storedMemory.get(groupId) ?? null)) return;
-    const [kind, namespace, name] = groupId.split('/') as [NodeGroupRef['kind'], string, string];
-    // Standalone NodePool Machines have no group object to keep it on.
-    if (!this.deps.state.objects().nodeGroups.some((o) => o.kind === kind && o.metadata?.namespace === namespace && o.metadata?.name === name)) return;
-    this.checkTerm();
-    try {
-      await store.save({ kind, namespace, name }, value);
-      if (value === null) this.storedMemory.delete(groupId);
-      else this.storedMemory.set(groupId, value);
-    } catch (err) {
-      this.checkTerm();
-      this.log(`storing the scale-up memory of ${groupId} failed (retried next cycle): ${(err as Error).message}`, { kind, namespace, name });
-    }
-  }
-
-  /**
-   * Judges the scale-ups written for pending pods (scale-up-effect.ts): a group whose
-   * new nodes took none of its pods and cannot take them backs off, with a Warning
-   * event; one whose new node took a pod stops backing off.
-   */
-  private judgeScaleUps(snapshot: ClusterSnapshot, objects: ClusterObjects, report: CycleReport): Map<string, string> {
-    const settling = new Map<string, string>();
-    if (this.scaleUpRecords.length === 0) return settling;
-    const now = this.deps.clock.now();
-    const view = judgeView(snapshot);
-    const readySince = readyTimes(objects.nodes, newNodeNames(this.scaleUpRecords, view));
-    const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool]));
-    const kept: ScaleUpRecord[] = [];
-    for (const record of this.scaleUpRecords) {
-      const outcome = judgeScaleUp(record, view, readySince, now, this.opts.scaleUpEffect);
-      const [kind, namespace, name] = record.groupId.split('/') as [NodeGroupRef['kind'], string, string];
-      const group: NodeGroupRef = { kind, namespace, name };
-      if (outcome.kind === 'waiting') {
-        if (outcome.usable) delete record.unusable;
-        kept.push(record);
-      } else if (outcome.kind === 'settling') {
-        record.unusable = { nodes: outcome.nodes, since: outcome.since, reason: outcome.reason };
-        kept.push(record);
-        settling.set(record.groupId, `new node(s) ${outcome.nodes.join(', ')} of ${record.groupId} are Ready but cannot take the pods that triggered them yet; waiting to see whether they do`);
-      } else if (outcome.kind === 'did-not-help') {
-        const until = this.backoff.fail(record.groupId, now, 'a scale-up that did not help its pods');
-        record.didNotHelpAt = now;
-        kept.push(record);
-        const nodePool = poolOf.get(record.groupId);
-        (report.ineffectiveScaleUps ??= []).push({ group: record.groupId, ...(nodePool ? { nodePool } : {}), nodes: outcome.nodes, pending: outcome.pending, reason: outcome.reason, until });
-        const note = `scale-up did not help: ${outcome.pending} pod(s) that triggered it are still pending and ${outcome.reason}; `
-          + `${record.groupId} backs off until ${new Date(until).toISOString()}`;
-        this.log(note, group);
-        this.deps.events?.notifyGroup(group, { type: 'Warning', reason: 'ScaleUpDidNotHelp', action: 'ScaleUp', note });
-      } else if (outcome.kind === 'helped' && this.backoff.recover(record.groupId, now)) {
-        (report.recoveredGroups ??= []).push(record.groupId);
-        const note = `new node ${outcome.nodes[0]} took pods: ${record.groupId} no longer backs off`;
-        this.log(note, group);
-        this.explained.delete(`held:${record.groupId}:backoff`);
-        this.deps.events?.notifyGroup(group, { type: 'Normal', reason: 'ScaleUpHelped', action: 'ScaleUp', note });
-      }
-    }
-    this.scaleUpRecords = kept;
-    return settling;
   }
 
   /** Throws once the term has ended: called just before each write. */
@@ -452,17 +302,17 @@ export class Provisioner {
       return done();
     }
     let objects = state.objects();
-    if (!this.restored) this.restoreMemory(objects);
+    this.memory.restoreOnce(objects);
     // Every pass, pending pods or not: a burst's nodes may be gone before the next burst.
     this.bootTimes.observe(objects);
     if (await this.replaceFailedProvisions(objects, report)) objects = state.objects();
-    await this.storeMemory();
+    await this.memory.storeAll();
     const extraPendingPods = this.opts.extraPendingPods?.(objects);
     // Most cycles (the resync, a burst already placed) find nothing to do; say so
     // without building the snapshot, which converts every pod and node (unless a
     // past scale-up still waits to be judged on it).
-    if (!extraPendingPods?.length && this.scaleUpRecords.length === 0 && !objects.pods.some(mayBeDemand)) {
-      const held = this.heldGroups(objects, clock.now());
+    if (!extraPendingPods?.length && !this.scaleUps.waiting() && !objects.pods.some(mayBeDemand)) {
+      const held = this.held.read(objects, clock.now());
       if (held.size) report.held = Object.fromEntries(held);
       report.skipped = 'no-pending-pods';
       return done();
@@ -476,9 +326,9 @@ export class Provisioner {
     const withPools = withStandalonePools(built, objects);
     const standalone = withPools.standalone;
     // Judged before the held groups are read, so a group found not helping is held this cycle.
-    const settling = this.judgeScaleUps(withPools.snapshot, objects, report);
-    await this.storeMemory();
-    const held = this.heldGroups(objects, clock.now());
+    const settling = this.scaleUps.judge(withPools.snapshot, objects, clock.now(), report);
+    await this.memory.storeAll();
+    const held = this.held.read(objects, clock.now());
     for (const [id, why] of settling) if (!held.has(id)) held.set(id, why);
     if (held.size) report.held = Object.fromEntries(held);
     // Paused and backing-off groups cannot grow, unhealthy nodes take no pods: the solver plans around them.
@@ -496,32 +346,15 @@ export class Provisioner {
     report.unschedulable = plan.unschedulable.length;
     if (extraPendingPods?.length) predictedOutcome(report, snapshot, plan);
     this.checkTerm();
-    this.explainUnschedulable(plan, snapshot, clock.now());
+    this.unschedulable.explain(plan, snapshot, clock.now());
 
-    const nodesOfGroup = new Map<string, Set<string>>();
-    for (const n of snapshot.nodes) {
-      if (n.inFlight || !n.groupId) continue;
-      let set = nodesOfGroup.get(n.groupId);
-      if (!set) nodesOfGroup.set(n.groupId, (set = new Set()));
-      set.add(n.name);
-    }
-    // A written scale-up for pending pods is judged in later cycles (judgeScaleUps).
+    // A written scale-up for pending pods is judged in later cycles (ScaleUpJudge).
     // Kept (and stored on the group) before the write, so no new node exists that no record explains.
-    const remember = async (groupId: string, pods: readonly PodRef[]) => {
-      if (pods.length === 0 || this.scaleUpRecords.length >= MAX_SCALE_UP_RECORDS) return () => {};
-      const record: ScaleUpRecord = {
-        groupId, writtenAt: clock.now(), pods: pods.map((p) => `${p.namespace}/${p.name}`), nodesBefore: nodesOfGroup.get(groupId) ?? new Set(),
-      };
-      this.scaleUpRecords.push(record);
-      await this.storeGroupMemory(groupId);
-      return () => {
-        this.scaleUpRecords = this.scaleUpRecords.filter((r) => r !== record);
-      };
-    };
+    const remember = this.scaleUps.recorder(snapshot, () => clock.now(), (id) => this.memory.store(id));
     const written = await executeScaleUps(
       { state, actuator, events: this.deps.events, term: this.deps.term, stats: this.stats, log: (m, about) => this.log(m, about), remember }, snapshot, plan, standalone, report,
     );
-    await this.storeMemory();
+    await this.memory.storeAll();
     if (written.length > 0) {
       const observed = await this.waitObserved(written);
       if (observed) report.observedMs = clock.now() - startedAt;

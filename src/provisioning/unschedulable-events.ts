@@ -1,0 +1,34 @@
+import type { ActionEvents, PodRef } from '../capi/action-events.js';
+import type { ClusterSnapshot } from '../cluster/snapshot.js';
+import type { Plan } from '../packing/plan.js';
+
+/**
+ * A Warning event (NotTriggerScaleUp, as Cluster Autoscaler names it) on pods no
+ * group can take, with the solver's reason; at most once per pod per 10 minutes
+ * (this memory only dedupes events, it never feeds a decision). Forecast pods get none.
+ */
+export class UnschedulableEvents {
+  /** Pod key -> when its event was written. */
+  private readonly said = new Map<string, number>();
+
+  constructor(private readonly events: ActionEvents | undefined) {}
+
+  explain(plan: Plan, snapshot: ClusterSnapshot, now: number): void {
+    const events = this.events;
+    if (!events || plan.unschedulable.length === 0) return;
+    for (const [key, at] of this.said) if (now - at > 600_000) this.said.delete(key);
+    const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
+    const byReason = new Map<string, PodRef[]>();
+    for (const u of plan.unschedulable) {
+      const p = byKey.get(u.pod);
+      if (!p || p.predicted || this.said.has(p.key)) continue;
+      this.said.set(p.key, now);
+      let list = byReason.get(u.reason);
+      if (!list) byReason.set(u.reason, (list = []));
+      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
+    }
+    for (const [reason, pods] of byReason) {
+      events.notifyPods(pods, { type: 'Warning', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
+    }
+  }
+}
