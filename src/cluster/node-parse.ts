@@ -34,3 +34,25 @@ export function nodeAllocatable(node: V1Node): Resources {
     throw new ObjectValidationError('Node', '', node.metadata?.name ?? '', `status.allocatable${field ? `.${field}` : ''}`, err.message);
   }
 }
+
+const snapshotKeys = new WeakMap<V1Node, string>();
+
+/**
+ * Everything buildSnapshot reads of a Node (and validates), as one string: metadata
+ * but its resourceVersion and managedFields, the whole spec, allocatable, capacity and
+ * the conditions' type and status. Two Nodes with equal keys give the same snapshot, so
+ * a kubelet or kwok heartbeat (condition times, resourceVersion) does not make a loop
+ * build again. Memoized per object (objects are immutable).
+ */
+export function nodeSnapshotKey(node: V1Node): string {
+  let key = snapshotKeys.get(node);
+  if (key !== undefined) return key;
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = node.metadata ?? {};
+  const status = node.status;
+  key = JSON.stringify([
+    node.apiVersion, node.kind, meta, node.spec, status?.allocatable, status?.capacity,
+    status?.conditions?.map((c) => [c.type, c.status]),
+  ]);
+  snapshotKeys.set(node, key);
+  return key;
+}

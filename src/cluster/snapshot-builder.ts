@@ -3,6 +3,7 @@ import type { MachineView, NodeGroupView } from '../api/capi.js';
 import { buildSnapshot, type BuildSnapshotOptions, type BuildSteps, type SnapshotIssue } from './build-snapshot.js';
 import { learnNodeShape, type LearnedShape } from './node-group.js';
 import { mapNodesToGroups } from './node-machine-map.js';
+import { nodeSnapshotKey } from './node-parse.js';
 import type { ClusterObjects } from './objects.js';
 import type { ClusterSnapshot, SnapshotNode } from './snapshot.js';
 
@@ -13,6 +14,10 @@ const SNAPSHOT_INPUTS = [
 ] as const satisfies ReadonlyArray<keyof ClusterObjects>;
 const NONE: readonly KubernetesObject[] = [];
 const sameElements = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+/** Same nodes for buildSnapshot: each the same object, or one it reads the same (a heartbeat). */
+const sameNodes = (a: readonly V1Node[], b: readonly V1Node[]) => a.length === b.length
+  && a.every((x, i) => x === b[i] || nodeSnapshotKey(x) === nodeSnapshotKey(b[i]!));
+const NODES = SNAPSHOT_INPUTS.indexOf('nodes');
 
 /**
  * buildSnapshot for a loop that builds again and again (the provisioner, the
@@ -21,7 +26,9 @@ const sameElements = <T>(a: readonly T[], b: readonly T[]) => a.length === b.len
  * lists are immutable by contract (a change is a new object), and each is checked
  * element by element, since a caller may push into an array it passed before.
  * - the last build: the very same objects give the same snapshot (its issues replayed);
- * - the node → group mapping, while every node, Machine and group is the same object;
+ *   a Node counts as the same when everything buildSnapshot reads of it is
+ *   (nodeSnapshotKey), so node heartbeats alone never cause a build;
+ * - the node → group mapping, while every node (as above), Machine and group is the same object;
  * - each group's learned node shape, while its Ready nodes' allocatable, labels and
  *   taints are the same objects (groups not in the last build are forgotten).
  * The state lives as long as its owner: one per loop or per controller, never
@@ -38,8 +45,11 @@ export class SnapshotBuilder implements BuildSteps {
     const strict = options.strict ?? true;
     const inputs = SNAPSHOT_INPUTS.map((k) => objects[k] ?? NONE);
     const last = this.lastBuild;
-    if (!options.extraPendingPods && last && last.strict === strict && inputs.every((list, i) => sameElements(last.inputs[i]!, list))) {
+    if (!options.extraPendingPods && last && last.strict === strict
+      && inputs.every((list, i) => (i === NODES ? sameNodes(last.inputs[i]! as V1Node[], list as V1Node[]) : sameElements(last.inputs[i]!, list)))) {
       for (const issue of last.issues) options.onIssue?.(issue);
+      // The newest objects, so the next comparison is by identity again.
+      if (last.inputs[NODES] !== inputs[NODES]) this.lastBuild = { ...last, inputs: last.inputs.with(NODES, inputs[NODES]!.slice()) };
       return last.snapshot;
     }
     const issues: SnapshotIssue[] = [];
@@ -53,7 +63,7 @@ export class SnapshotBuilder implements BuildSteps {
 
   mapNodes(nodes: V1Node[], machines: MachineView[], views: NodeGroupView[]): ReturnType<typeof mapNodesToGroups> {
     const last = this.lastMap;
-    if (last && sameElements(last.nodes, nodes) && sameElements(last.machines, machines) && sameElements(last.views, views)) return last.map;
+    if (last && sameNodes(last.nodes, nodes) && sameElements(last.machines, machines) && sameElements(last.views, views)) return last.map;
     const map = mapNodesToGroups(nodes, machines, views);
     this.lastMap = { nodes, machines, views, map };
     return map;

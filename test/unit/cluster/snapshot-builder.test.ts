@@ -121,4 +121,30 @@ describe('SnapshotBuilder', () => {
     expect(build(withoutGroups)).to.deep.equal(buildSnapshot(fresh(withoutGroups)));
     expect(build(o)).to.deep.equal(buildSnapshot(fresh(o)));
   });
+
+  it('a Node heartbeat (new object, new condition times and resourceVersion) keeps the last snapshot; a change it reads does not', () => {
+    const o = objects();
+    const first = build(o);
+    const j = o.nodes.findIndex((n) => n.metadata?.name === NODE);
+    const node = o.nodes[j]!;
+    const beat = (n: V1Node, at: number): V1Node => ({
+      ...n,
+      metadata: { ...n.metadata, resourceVersion: String(at) },
+      status: { ...n.status, conditions: (n.status?.conditions ?? []).map((c) => ({ ...c, lastHeartbeatTime: new Date(at) })) },
+    });
+    const beaten: ClusterObjects = { ...o, nodes: o.nodes.with(j, beat(node, 1)) };
+    expect(build(beaten), 'the very same snapshot').to.equal(first);
+    expect(buildSnapshot(fresh(beaten))).to.deep.equal(first);
+    expect(build({ ...o, nodes: o.nodes.with(j, beat(node, 2)) })).to.equal(first);
+    // Not Ready any more: read by buildSnapshot (learned shapes, ready nodes), so a new build.
+    const notReady: ClusterObjects = {
+      ...o,
+      nodes: o.nodes.with(j, { ...node, status: { ...node.status, conditions: (node.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c)) } }),
+    };
+    const s = build(notReady);
+    expect(s).to.not.equal(first);
+    expect(s).to.deep.equal(buildSnapshot(fresh(notReady)));
+    const labelled: ClusterObjects = { ...o, nodes: o.nodes.with(j, { ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, extra: 'x' } } }) };
+    expect(build(labelled)).to.deep.equal(buildSnapshot(fresh(labelled)));
+  });
 });
