@@ -9,20 +9,26 @@
  * Then `headroom controller` runs as a real process (from source, chart-like flags,
  * webhook and extender over TLS) and it measures, in order:
  *   1. admission and extender latency (autocannon) while the controller lists the whole
- *      cluster (its full list at start: the code path a relist after 410 Gone takes);
+ *      cluster at its start;
  *   2. controller RSS once synced, against the chart's memory limit;
  *   3. a burst of `--burst` pending pods, from creation to Running, with Headroom's own
  *      share (pod created -> MachineDeployment scaled) apart from the fixture's boot
  *      delay, kube-scheduler and kwok; RSS sampled throughout;
  *   4. the extender's latency at this node count (autocannon, NodeNames mode);
  *   5. kube-scheduler's throughput with the Headroom extender (the controller's own
- *      server, live state) against a do-nothing extender, alternating, same run.
+ *      server, live state) against a do-nothing extender, alternating, same run;
+ *   6. a forced `410 Gone` in the running controller: it is paused (SIGSTOP) while the
+ *      cluster moves on and kube-apiserver restarts, so every watch resumes from a
+ *      resourceVersion older than the new watch cache: time until its informers have
+ *      relisted, and admission and extender latency meanwhile.
+ * Objects are created 32 requests at a time over one keep-alive pool (create-many.ts).
  * Prints a table, and with --json one JSON object. Everything it starts, it stops.
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { generateServingCert } from '../../src/server/serving-cert.js';
 import { KubeClient } from '../../src/kube/kube-client.js';
@@ -32,6 +38,7 @@ import { freePort } from '../harness/ports.js';
 import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.js';
 import { machineDeployment } from '../integration/controller-objects.js';
 import { fmt, load, median, startChild, type ChildServer, type LoadResult } from '../load/load-kit.js';
+import { createMany } from './create-many.js';
 
 const { values } = parseArgs({
   options: {
@@ -67,16 +74,23 @@ const POOL_LABEL = 'bench.headroom.dev/pool';
 const CHART_MEMORY_LIMIT_MB = 1024; // charts/headroom/values.yaml resources.limits.memory (1Gi)
 const KARPENTER_BOUND_MB = 260; // Karpenter's performance suite, p95 at its 1,000-pod scale
 const t0 = Date.now();
+/** The machine's 1-minute load average when the run started (figures depend on it). */
+const loadAtStart = loadavg()[0];
+/** Seconds each phase took, in order (docs/scale.md says how long a full-size run's take). */
+const phases: Record<string, number> = {};
+let phaseStart = Date.now();
+const endPhase = (name: string) => {
+  phases[name] = (Date.now() - phaseStart) / 1000;
+  phaseStart = Date.now();
+};
 const progress = (m: string) => console.error(`[scale ${((Date.now() - t0) / 1000).toFixed(0)}s] ${m}`);
 
-async function inBatches<T>(items: readonly T[], size: number, fn: (t: T) => Promise<unknown>, what: string): Promise<number> {
-  const started = Date.now();
-  for (let i = 0; i < items.length; i += size) {
-    await Promise.all(items.slice(i, i + size).map(fn));
-    if ((i / size) % 40 === 0) progress(`${what}: ${Math.min(i + size, items.length)}/${items.length}`);
-  }
-  return (Date.now() - started) / 1000;
-}
+/** Requests in flight while creating objects (KubeClient pools 32 connections). */
+const CREATE_CONCURRENCY = 32;
+
+/** Creates every item, CREATE_CONCURRENCY at a time, with progress lines; resolves with the seconds it took. */
+const createAll = <T>(items: readonly T[], create: (t: T) => Promise<unknown>, what: string): Promise<number> =>
+  createMany(items, create, { concurrency: CREATE_CONCURRENCY, every: 5000, onProgress: (done) => progress(`${what}: ${done}/${items.length}`) });
 
 const rssMb = (pid: number): number => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -98,10 +112,11 @@ async function main(): Promise<void> {
   try {
     cp = await startControlPlane({ scheduler: true, kwok: true, apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400'] });
     const kc = cp.kubeConfig();
-    const core = kc.makeApiClient(CoreV1Api);
     const client = new KubeClient(kc);
+    const createPod = (namespace: string) => (body: V1Pod) => client.request('POST', `/api/v1/namespaces/${namespace}/pods`, { body });
+    endPhase('control plane');
     progress('control plane up');
-    for (const ns of [LOAD_NS, GROUP_NS, BURST_NS]) await core.createNamespace({ body: { metadata: { name: ns } } });
+    for (const ns of [LOAD_NS, GROUP_NS, BURST_NS]) await client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } });
 
     // The steady cluster: NODES kwok nodes, PODS pods bound to them round-robin.
     const allocatable = { cpu: '64', memory: '256Gi', pods: '250' };
@@ -109,7 +124,7 @@ async function main(): Promise<void> {
       metadata: { name: `load-${i}`, labels: { 'kubernetes.io/hostname': `load-${i}`, type: 'kwok', 'topology.kubernetes.io/zone': `zone-${i % 3}` }, annotations: { 'kwok.x-k8s.io/node': 'fake' } },
       status: { allocatable, capacity: allocatable },
     }));
-    const nodeSeconds = await inBatches(nodes, 100, (body) => core.createNode({ body }), 'nodes');
+    const nodeSeconds = await createAll(nodes, (body) => client.request('POST', '/api/v1/nodes', { body }), 'nodes');
     const pods = Array.from({ length: PODS }, (_, i): V1Pod => ({
       metadata: { name: `load-${i}`, namespace: LOAD_NS, labels: { app: `app-${i % 500}` } },
       spec: {
@@ -117,7 +132,7 @@ async function main(): Promise<void> {
         containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m', memory: '128Mi' } } }],
       },
     }));
-    const podSeconds = NODES > 0 ? await inBatches(pods, 100, (body) => core.createNamespacedPod({ namespace: LOAD_NS, body }), 'pods') : 0;
+    const podSeconds = NODES > 0 ? await createAll(pods, createPod(LOAD_NS), 'pods') : 0;
     report.setup = { nodeSeconds, podSeconds };
     progress(`${NODES} nodes in ${nodeSeconds.toFixed(0)} s, ${PODS} pods in ${podSeconds.toFixed(0)} s`);
 
@@ -130,9 +145,10 @@ async function main(): Promise<void> {
         annotations: { 'capacity.cluster-autoscaler.kubernetes.io/labels': `${POOL_LABEL}=burst,topology.kubernetes.io/zone=zone-${i % 3}` },
       });
     });
-    await inBatches(groups, 20, (body) => client.request('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machinedeployments`, { body }), 'groups');
+    await createAll(groups, (body) => client.request('POST', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machinedeployments`, { body }), 'groups');
     fixture = await MachineFixture.start({ kubeConfig: kc, namespace: GROUP_NS, bootDelayMs: BOOT_DELAY_MS, intervalMs: 250 });
 
+    endPhase('create objects');
     // The controller, as the chart runs it (one replica, no leader election needed).
     const tlsDir = join(dir, 'tls');
     mkdirSync(tlsDir);
@@ -171,6 +187,7 @@ async function main(): Promise<void> {
     await readyWatch;
     report.duringFullList = { syncSeconds: synced, webhook: duringSync[0], extender: duringSync[1] };
     progress(`controller synced in ${synced.toFixed(1)} s`);
+    endPhase('full list');
 
     // 2. RSS once synced.
     await sleep(5000);
@@ -199,8 +216,8 @@ async function main(): Promise<void> {
       spec: { nodeSelector: { [POOL_LABEL]: 'burst' }, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1', memory: '1Gi' } } }] },
     }));
     const burstStart = Date.now();
-    await inBatches(burstPods, 50, async (body) => {
-      await core.createNamespacedPod({ namespace: BURST_NS, body });
+    await createAll(burstPods, async (body) => {
+      await createPod(BURST_NS)(body);
       created.set(body.metadata!.name!, Date.now());
     }, 'burst pods');
     const burstCreated = Date.now();
@@ -235,6 +252,7 @@ async function main(): Promise<void> {
     };
     report.rss = { syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB };
     progress(`burst: ${running.size}/${BURST} Running`);
+    endPhase('burst');
 
     // 4. Extender latency at this node count (kube-scheduler sends one call at a time; also 4 connections).
     const extender1 = await load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 1, durationSec: 10, bodies: [filterBody] });
@@ -242,6 +260,7 @@ async function main(): Promise<void> {
     const allNames = JSON.stringify({ Pod: samplePod, NodeNames: nodes.map((n) => n.metadata!.name!) });
     const extenderAll = await load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 1, durationSec: 10, bodies: [allNames] });
     const extender4 = await load({ url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 4, durationSec: 10, bodies: [filterBody] });
+    endPhase('extender latency');
     report.extender = { filter500Names1Conn: extender1, prioritize500Names1Conn: prioritize1, filterAllNames1Conn: extenderAll, filter500Names4Conn: extender4 };
 
     // 5. kube-scheduler throughput: Headroom's extender vs a do-nothing one, alternating.
@@ -251,13 +270,22 @@ async function main(): Promise<void> {
       for (let r = 0; r < ROUNDS; r++) {
         for (const kind of ['headroom', 'floor'] as const) {
           const ext = kind === 'headroom' ? { url: webhookUrl, caPem: tls.caPem } : floor;
-          rates[kind].push(await schedulerRun(cp, kc, core, `${kind}-${r}`, ext, SCHED_PODS));
+          rates[kind].push(await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS));
           progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
         }
       }
     }
+    endPhase('scheduler throughput');
     report.scheduler = { podsPerRun: SCHED_PODS, headroom: rates.headroom, floor: rates.floor, ratio: median(rates.headroom) / median(rates.floor) };
     report.rss = { ...(report.rss as object), endMb: rssMb(pid) };
+
+    // 6. A forced 410 Gone in the running controller.
+    report.relist410 = await forcedRelist(cp, client, pid, metricsPort, [
+      { url: `${webhookUrl}/mutate/pods`, caPem: tls.caPem, connections: 2, durationSec: RELIST_LOAD_SECONDS, overallRate: 50, bodies: [reviewBody] },
+      { url: `${webhookUrl}/scheduler/filter`, caPem: tls.caPem, connections: 2, durationSec: RELIST_LOAD_SECONDS, overallRate: 50, bodies: [filterBody] },
+    ]);
+    endPhase('410 relist');
+    progress(`410 relist: every informer relisted ${fmt((report.relist410 as { allRelistedSeconds: number }).allRelistedSeconds, 1)} s after the controller resumed`);
     client.close();
   } finally {
     await controller?.stop(5000).catch(() => undefined);
@@ -267,6 +295,8 @@ async function main(): Promise<void> {
     removeTempDir(dir);
   }
   report.totalSeconds = (Date.now() - t0) / 1000;
+  report.loadAverage = { start: loadAtStart, end: loadavg()[0] };
+  report.phaseSeconds = phases;
   if (values.json) console.log(JSON.stringify(report));
   else print(report);
 }
@@ -291,12 +321,12 @@ async function watch<T>(kc: KubeConfig, path: string, on: (obj: T) => void): Pro
 }
 
 /** Pods created while their scheduler is down; then start it and time first to last binding. */
-async function schedulerRun(cp: ControlPlane, kc: KubeConfig, core: CoreV1Api, schedulerName: string, ext: { url: string; caPem: string }, count: number): Promise<number> {
+async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: V1Pod) => Promise<unknown>, schedulerName: string, ext: { url: string; caPem: string }, count: number): Promise<number> {
   const pods = Array.from({ length: count }, (_, i): V1Pod => ({
     metadata: { name: `${schedulerName}-${i}`, namespace: LOAD_NS },
     spec: { schedulerName, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
   }));
-  await inBatches(pods, 50, (body) => core.createNamespacedPod({ namespace: LOAD_NS, body }), schedulerName);
+  await createAll(pods, createPod, schedulerName);
   const bound = new Map<string, number>();
   const stop = await watch(kc, `/api/v1/namespaces/${LOAD_NS}/pods?fieldSelector=${encodeURIComponent(`spec.schedulerName=${schedulerName}`)}`, (pod: V1Pod) => {
     if (pod.spec?.nodeName && !bound.has(pod.metadata!.name!)) bound.set(pod.metadata!.name!, performance.now());
@@ -318,11 +348,80 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, core: CoreV1Api, s
   }
 }
 
+/** How long the webhook and extender are loaded after the controller resumes (covers the relist). */
+const RELIST_LOAD_SECONDS = 30;
+
+/** `headroom_informer_relists_total` by resource, from the controller's /metrics. */
+async function relistCounts(metricsPort: number): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^headroom_informer_relists_total\{resource="([^"]+)"\} (\d+)/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+/**
+ * Forces `410 Gone` on every watch of the running controller, the way it happens in a
+ * cluster: the controller is paused (SIGSTOP) while the cluster moves on (a pod is
+ * created, kwok updates nodes) and kube-apiserver restarts, so the new apiserver's watch
+ * cache starts after every resourceVersion the controller holds. Resumed (SIGCONT), its
+ * watches come back from those, get 410, and its informers relist: the list-and-replace
+ * path with the whole cluster. Measures the time until the pod and node informers, then
+ * all of them, have relisted (from the relist counter), with autocannon on the webhook
+ * and the extender from the moment it resumes, and the controller's RSS meanwhile.
+ */
+async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, metricsPort: number, loads: Parameters<typeof load>[0][]) {
+  const before = await relistCounts(metricsPort);
+  process.kill(pid, 'SIGSTOP');
+  let restart: { downMs: number; readyAfterMs: number };
+  const pausedAt = Date.now();
+  try {
+    await client.request('POST', `/api/v1/namespaces/${LOAD_NS}/pods`, {
+      body: { metadata: { name: 'relist-marker', namespace: LOAD_NS }, spec: { nodeName: 'load-0', containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
+    });
+    restart = await cp.restartCore('kube-apiserver', { downMs: 1000 });
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  const resumed = Date.now();
+  const rss: number[] = [];
+  const rssTimer = setInterval(() => rss.push(rssMb(pid)), 1000);
+  const during = Promise.all(loads.map((l) => load(l)));
+  const relisted = (now: Map<string, number>, r: string) => (now.get(r) ?? 0) > (before.get(r) ?? 0);
+  let podsAndNodes = NaN;
+  let all = NaN;
+  let counts = before;
+  while (Date.now() - resumed < 600_000) {
+    counts = await relistCounts(metricsPort).catch(() => counts);
+    const t = (Date.now() - resumed) / 1000;
+    if (Number.isNaN(podsAndNodes) && relisted(counts, 'pods') && relisted(counts, 'nodes')) podsAndNodes = t;
+    if ([...counts.keys()].every((r) => relisted(counts, r))) {
+      all = t;
+      break;
+    }
+    await sleep(200);
+  }
+  const [webhook, extender] = await during;
+  clearInterval(rssTimer);
+  return {
+    pausedSeconds: (resumed - pausedAt) / 1000,
+    apiReadyAfterKillSeconds: restart.readyAfterMs / 1000,
+    podsAndNodesRelistedSeconds: podsAndNodes,
+    allRelistedSeconds: all,
+    informersRelisted: [...counts.keys()].filter((r) => relisted(counts, r)).length,
+    informers: counts.size,
+    webhook: webhook!,
+    extender: extender!,
+    rssPeakMb: Math.max(...rss),
+  };
+}
+
 function print(r: Record<string, unknown>): void {
   const line = (label: string, l: LoadResult) =>
     `  ${label.padEnd(44)} ${String(l.requests).padStart(6)} req  p50 ${fmt(l.p50)} ms  p99 ${fmt(l.p99)} ms  max ${fmt(l.max)} ms  errors ${l.errors}  non-2xx ${l.non2xx}`;
   const c = r.config as Record<string, number>;
-  console.log(`\nHeadroom scale benchmark: ${c.nodes} nodes, ${c.pods} pods, ${c.groups} node groups, burst ${c.burst} (total ${fmt(r.totalSeconds as number, 0)} s)`);
+  const la = r.loadAverage as { start: number; end: number };
+  console.log(`\nHeadroom scale benchmark: ${c.nodes} nodes, ${c.pods} pods, ${c.groups} node groups, burst ${c.burst} (total ${fmt(r.totalSeconds as number, 0)} s; load average ${fmt(la.start, 1)} -> ${fmt(la.end, 1)})`);
+  console.log(`  phases: ${Object.entries(r.phaseSeconds as Record<string, number>).map(([k, v]) => `${k} ${fmt(v, 0)} s`).join(', ')}`);
   const s = r.setup as { nodeSeconds: number; podSeconds: number };
   console.log(`  setup: nodes ${fmt(s.nodeSeconds, 0)} s, pods ${fmt(s.podSeconds, 0)} s`);
   const f = r.duringFullList as { syncSeconds: number; webhook: LoadResult; extender: LoadResult };
@@ -342,6 +441,10 @@ function print(r: Record<string, unknown>): void {
   console.log(line('extender filter, 500 names, 4 connections', e.filter500Names4Conn!));
   const k = r.scheduler as { podsPerRun: number; headroom: number[]; floor: number[]; ratio: number };
   console.log(`  kube-scheduler, ${k.podsPerRun} pods per run: Headroom extender ${fmt(median(k.headroom), 1)} pods/s (${k.headroom.map((x) => fmt(x, 1)).join(', ')}), do-nothing extender ${fmt(median(k.floor), 1)} pods/s (${k.floor.map((x) => fmt(x, 1)).join(', ')}), ratio ${fmt(k.ratio, 2)}`);
+  const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number };
+  console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
+  console.log(line('webhook /mutate/pods', g.webhook));
+  console.log(line('extender /scheduler/filter (500 names)', g.extender));
 }
 
 await main();
