@@ -158,23 +158,24 @@ describe('Provisioner (batch -> snapshot -> solve -> actuate)', () => {
   });
 });
 
+const CHAOS = { key: 'chaos/unusable', value: 'true', effect: 'NoExecute' };
+/** A Machine of MachineDeployment md with its Node, Ready since `readyAt`. */
+function machineWithNode(state: MemoryState, name: string, readyAt: number, taints: Array<typeof CHAOS> = []) {
+  state.update('nodes', (o) => {
+    o.machines = [...o.machines, {
+      apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
+      metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/deployment-name': 'md', 'cluster.x-k8s.io/cluster-name': 'test' } },
+      spec: { clusterName: 'test' }, status: { nodeRef: { name } },
+    }];
+    o.nodes = [...o.nodes, {
+      metadata: { name, creationTimestamp: new Date(readyAt), annotations: { 'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-namespace': 'default' } },
+      spec: { taints },
+      status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(readyAt) }] },
+    } as V1Node];
+  });
+}
+
 describe('Provisioner: a scale-up whose new nodes cannot take its pods backs the group off (runaway scale-up)', () => {
-  const CHAOS = { key: 'chaos/unusable', value: 'true', effect: 'NoExecute' };
-  /** A Machine of MachineDeployment md with its Node, Ready since `readyAt`. */
-  function machineWithNode(state: MemoryState, name: string, readyAt: number, taints: Array<typeof CHAOS> = []) {
-    state.update('nodes', (o) => {
-      o.machines = [...o.machines, {
-        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
-        metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/deployment-name': 'md', 'cluster.x-k8s.io/cluster-name': 'test' } },
-        spec: { clusterName: 'test' }, status: { nodeRef: { name } },
-      }];
-      o.nodes = [...o.nodes, {
-        metadata: { name, creationTimestamp: new Date(readyAt), annotations: { 'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-namespace': 'default' } },
-        spec: { taints },
-        status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(readyAt) }] },
-      } as V1Node];
-    });
-  }
   const bind = (state: MemoryState, names: string[], node: string) => state.update('pods', (o) => {
     o.pods = o.pods.map((p) => (names.includes(p.metadata!.name!) ? { ...p, spec: { ...p.spec!, nodeName: node } } : p));
   });
@@ -253,7 +254,6 @@ describe('Provisioner: a scale-up whose new nodes cannot take its pods backs the
 });
 
 describe('Provisioner: the back-off and open scale-ups survive a restart (ADR 0120)', () => {
-  const CHAOS = { key: 'chaos/unusable', value: 'true', effect: 'NoExecute' };
   const ANNOTATION = 'headroom.dev/scale-up-memory';
   /** GroupMemoryStore on MemoryState: the annotation on the group object, as KubeGroupMemory keeps it. */
   class MemoryGroupStore implements GroupMemoryStore {
@@ -271,20 +271,6 @@ describe('Provisioner: the back-off and open scale-ups survive a restart (ADR 01
     }
   }
   const annotation = (state: MemoryState) => state.objs.nodeGroups[0]!.metadata?.annotations?.[ANNOTATION];
-  function machineWithNode(state: MemoryState, name: string, readyAt: number, taints: Array<typeof CHAOS> = []) {
-    state.update('nodes', (o) => {
-      o.machines = [...o.machines, {
-        apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine',
-        metadata: { name, namespace: 'default', labels: { 'cluster.x-k8s.io/deployment-name': 'md', 'cluster.x-k8s.io/cluster-name': 'test' } },
-        spec: { clusterName: 'test' }, status: { nodeRef: { name } },
-      }];
-      o.nodes = [...o.nodes, {
-        metadata: { name, creationTimestamp: new Date(readyAt), annotations: { 'cluster.x-k8s.io/machine': name, 'cluster.x-k8s.io/cluster-namespace': 'default' } },
-        spec: { taints },
-        status: { allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(readyAt) }] },
-      } as V1Node];
-    });
-  }
   /** One full healthy node and 4 pending one-cpu pods: the template says a new node takes them. */
   function chaosCluster(clock: ManualClock) {
     const state = cluster([machineDeployment({ namespace: 'default', name: 'md', replicas: 1, min: 1, max: 40, cpu: '4', memory: '16Gi' })], 4);
