@@ -103,12 +103,16 @@ class FakeApi {
 /** Pods, nodes and Machines from real informers, the way ClusterCache combines them. */
 class InformerSource implements ClusterStateSource {
   private cached: ClusterObjects | undefined;
+  /** Main-thread time spent in change listeners (the extender state's deltas). */
+  listenerMs = 0;
   private readonly listeners = new Set<(kind: keyof ClusterObjects, change?: StateChange) => void>();
   constructor(private readonly informers: Array<[keyof ClusterObjects, Informer]>) {
     for (const [kind, inf] of informers) {
       inf.onChange((change) => {
         this.cached = undefined;
+        const t = performance.now();
         for (const fn of this.listeners) fn(kind, change);
+        this.listenerMs += performance.now() - t;
       });
     }
   }
@@ -190,6 +194,17 @@ async function main(): Promise<void> {
   progress(`listed ${NODES} nodes, ${PODS} pods in ${ingestion.listMs} ms; cache heap ${ingestion.cacheHeapMb} MB, RSS ${ingestion.rssMb} MB`);
 
   const live = new LiveExtenderState(source, 250, (err) => console.error(err));
+  // The old code rebuilt synchronously in rebuild(): time it too.
+  let rebuildMs = 0;
+  const old = live as unknown as { rebuild?: () => void };
+  if (typeof old.rebuild === 'function') {
+    const rebuild = old.rebuild.bind(live);
+    old.rebuild = () => {
+      const t = performance.now();
+      rebuild();
+      rebuildMs += performance.now() - t;
+    };
+  }
   const server = await startHeadroomServer({
     host: '127.0.0.1', port: 0, tls: false, state: () => live.get(), intake: new DemandIntake(), clock: systemClock, ready: () => true,
   });
@@ -244,13 +259,21 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 1000));
   const rebuildsBefore = live.rebuilds;
   const stopSteady = monitor();
+  const steadyAt = performance.now();
+  source.listenerMs = 0;
+  rebuildMs = 0;
   const filter = await loadChild(`${url}/scheduler/filter`, body, 1, SECONDS);
   const prioritize = await loadChild(`${url}/scheduler/prioritize`, body, 1, SECONDS);
   const filter4 = await loadChild(`${url}/scheduler/filter`, body, 4, SECONDS);
-  const steady = { ...stopSteady(), fullBuilds: live.rebuilds - rebuildsBefore, filter, prioritize, filter4 };
+  const steadyS = (performance.now() - steadyAt) / 1000;
+  const steady = {
+    ...stopSteady(), fullBuilds: live.rebuilds - rebuildsBefore,
+    // Main-thread ms per second the extender state spent on changes: deltas, plus the old code's synchronous rebuilds.
+    stateMsPerS: Math.round((source.listenerMs + rebuildMs) / steadyS), filter, prioritize, filter4,
+  };
   clearInterval(churn);
   clearInterval(nodeChange);
-  progress(`churn: filter p50 ${filter.p50} p99 ${filter.p99} ms; prioritize p99 ${prioritize.p99}; filter x4 p99 ${filter4.p99}; full builds ${steady.fullBuilds}; lag p99 ${steady.lagP99Ms.toFixed(1)} max ${steady.lagMaxMs.toFixed(1)} ms; CPU ${steady.cpuPercent}%`);
+  progress(`churn: filter p50 ${filter.p50} p99 ${filter.p99} ms; prioritize p99 ${prioritize.p99}; filter x4 p99 ${filter4.p99}; full builds ${steady.fullBuilds}, state ${steady.stateMsPerS} ms/s; lag p99 ${steady.lagP99Ms.toFixed(1)} max ${steady.lagMaxMs.toFixed(1)} ms; CPU ${steady.cpuPercent}%`);
   gc?.();
   const end = process.memoryUsage();
   live.stop();
