@@ -84,13 +84,20 @@ describe('faults: watches stalled and dropped (TCP proxy, shared control plane, 
       }
       const resumedAt = Date.now();
       const pods = await s.invariants.allPodsRunning(90_000, 24).catch((err: Error) => { throw new Error(`${err.message}\n${s.logs.slice(-20).join('\n')}`); });
+      const runningAfter = Date.now() - resumedAt;
+      // The pods can all be Running while the controller is between terms: a reset in the
+      // last seconds can cost it the lease after it scaled. It must lead again once the
+      // connections hold: within a lease duration and a retry period (plus slack for a
+      // loaded machine), not necessarily at the instant the last pod runs.
+      const leaderAgain = await eventually('the controller to lead again', async () => ctl.isLeader(), { timeoutMs: TEST_LEASE.leaseDurationMs + TEST_LEASE.retryPeriodMs + 8000, intervalMs: 50 })
+        .then(() => Date.now() - resumedAt, () => undefined);
       const stats = ctl.cache.informerStats();
-      console.log(`      [measure] stall 8 s + resets: ${dropped} connections reset; informer errors ${stats.reduce((n, i) => n + i.errors, 0)}, relists ${stats.reduce((n, i) => n + i.relists, 0)}; 24 pods Running ${Date.now() - resumedAt} ms after the last reset; replicas ${await s.replicas('md')} (peak ${s.invariants.peakReplicas.get('md')}); leader again: ${ctl.isLeader()}`);
+      console.log(`      [measure] stall 8 s + resets: ${dropped} connections reset; informer errors ${stats.reduce((n, i) => n + i.errors, 0)}, relists ${stats.reduce((n, i) => n + i.relists, 0)}; 24 pods Running ${runningAfter} ms after the last reset; replicas ${await s.replicas('md')} (peak ${s.invariants.peakReplicas.get('md')}); leader again ${leaderAgain === undefined ? 'never' : `${leaderAgain} ms after the last reset`}`);
       expect(dropped).to.be.greaterThan(0);
       expect(pods).to.have.length(24);
       expect(await s.replicas('md')).to.equal(6);
       expect(s.invariants.violations).to.deep.equal([]);
-      expect(ctl.isLeader()).to.equal(true);
+      expect(leaderAgain, 'the controller leads again after the faults').to.be.a('number');
     } finally {
       await s.cleanup();
       await proxy.close();
