@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   let floor: ChildServer | undefined;
   const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS } };
   try {
-    cp = await startControlPlane({ scheduler: true, kwok: true, apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400'] });
+    cp = await startControlPlane({ scheduler: true, kwok: true, apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400', `--etcd-compaction-interval=${COMPACTION_S}s`] });
     const kc = cp.kubeConfig();
     const client = new KubeClient(kc);
     const createPod = (namespace: string) => (body: V1Pod) => client.request('POST', `/api/v1/namespaces/${namespace}/pods`, { body });
@@ -350,6 +350,15 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: 
 
 /** How long the webhook and extender are loaded after the controller resumes (covers the relist). */
 const RELIST_LOAD_SECONDS = 30;
+/**
+ * kube-apiserver's etcd compaction period in this benchmark (default 5 min). The forced
+ * 410 needs etcd's history to start after what the paused controller holds: without a
+ * compaction a restarted apiserver whose watch cache is not yet ready can serve the old
+ * resourceVersion from etcd, and that informer never sees 410 (seen for pods).
+ */
+const COMPACTION_S = 5;
+/** How long the 410 phase waits for every informer to relist before reporting what it saw. */
+const RELIST_WAIT_MS = 180_000;
 
 /** `headroom_informer_relists_total` by resource, from the controller's /metrics. */
 async function relistCounts(metricsPort: number): Promise<Map<string, number>> {
@@ -378,6 +387,8 @@ async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, m
     await client.request('POST', `/api/v1/namespaces/${LOAD_NS}/pods`, {
       body: { metadata: { name: 'relist-marker', namespace: LOAD_NS }, spec: { nodeName: 'load-0', containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
     });
+    // Two compaction periods: etcd's history now starts after everything the controller saw.
+    await sleep(2.5 * COMPACTION_S * 1000);
     restart = await cp.restartCore('kube-apiserver', { downMs: 1000 });
   } finally {
     process.kill(pid, 'SIGCONT');
@@ -390,7 +401,7 @@ async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, m
   let podsAndNodes = NaN;
   let all = NaN;
   let counts = before;
-  while (Date.now() - resumed < 600_000) {
+  while (Date.now() - resumed < RELIST_WAIT_MS) {
     counts = await relistCounts(metricsPort).catch(() => counts);
     const t = (Date.now() - resumed) / 1000;
     if (Number.isNaN(podsAndNodes) && relisted(counts, 'pods') && relisted(counts, 'nodes')) podsAndNodes = t;

@@ -86,10 +86,12 @@ describe('headroom controller process (CLI)', function () {
     await Promise.all(Array.from({ length: 30 }, (_, i) => client.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: pendingPod(ns, `p-${i}`, '500m') })));
     await eventually('the scale-up', async () => (await replicas()) > 0, { timeoutMs: 30_000, intervalMs: 20 })
       .catch((err: Error) => { throw new Error(`${err.message}\n${first.logTail()}`); });
+    // The counter moves when the controller has the scale write's response, which a
+    // loaded machine can delay by seconds after the write is visible here.
     const metrics = await eventually('scale-up metrics', async () => {
       const m = (await http(port1, '/metrics')).text;
       return /headroom_scale_ups_total\{[^}]*name="md"[^}]*\} 1/.test(m) ? m : false;
-    }, { timeoutMs: 5000, intervalMs: 100 });
+    }, { timeoutMs: 20_000, intervalMs: 100 });
     expect(metrics).to.match(/headroom_node_group_replicas\{kind="MachineDeployment",namespace="[^"]+",name="md"\} [1-9]/);
     expect(metrics).to.match(/headroom_informer_last_sync_age_seconds\{resource="pods"\} \d/);
     expect(metrics).to.match(/headroom_scheduler_scheduling_duration_seconds_count\{controller="provisioner"\} [1-9]/);
