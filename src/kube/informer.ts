@@ -80,7 +80,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   private wakeUp: (() => void) | undefined;
   /** Epoch ms when the cache was last known to be current; 0 before the first list. */
   lastFreshAt = 0;
-  readonly stats = { lists: 0, relists: 0, watches: 0, stalls: 0, errors: 0, events: 0 };
+  readonly stats = { lists: 0, relists: 0, watches: 0, stalls: 0, errors: 0, events: 0, expiredContinues: 0 };
   readonly name: string;
   private readonly opts: Required<Omit<InformerOptions, 'filter' | 'onError' | 'watchTimeoutSeconds'>> & Pick<InformerOptions, 'filter' | 'onError' | 'watchTimeoutSeconds'>;
   private readonly transform: <O extends KubernetesObject>(obj: O) => O;
@@ -152,15 +152,31 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const items = new Map<string, T>();
     let cont: string | undefined;
     let rv = '';
-    do {
-      const page = await this.client.get<ListResponse>(resourceUrl(this.resource), {
-        limit: this.opts.pageSize, continue: cont,
-        labelSelector: this.resource.labelSelector, fieldSelector: this.resource.fieldSelector,
-      });
+    let limit: number | undefined = this.opts.pageSize;
+    while (this.running) {
+      let page: ListResponse;
+      try {
+        page = await this.client.get<ListResponse>(resourceUrl(this.resource), {
+          limit, continue: cont,
+          labelSelector: this.resource.labelSelector, fieldSelector: this.resource.fieldSelector,
+        });
+      } catch (err) {
+        // The continue token expired (etcd compacted past the list's revision while it
+        // was being paged). Paging again from the start can expire the same way for as
+        // long as a paged list outlasts compaction, so, like client-go's pager, list
+        // everything again in one unpaged request.
+        if (!(cont && err instanceof KubeApiError && err.status === 410)) throw err;
+        items.clear();
+        cont = undefined;
+        limit = undefined;
+        this.stats.expiredContinues++;
+        continue;
+      }
       for (const o of page.items ?? []) if (this.keep(o)) items.set(objectKey(o), this.transform(o as T));
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? '';
-    } while (cont && this.running);
+      if (!cont) break;
+    }
     this.store.clear();
     for (const [k, v] of items) this.store.set(k, v);
     this.resourceVersion = rv;

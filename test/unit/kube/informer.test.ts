@@ -173,6 +173,31 @@ describe('Informer (list + watch robustness)', () => {
     expect(errors.map((e) => (e as Error).message).join('\n')).to.match(/500[\s\S]*gone/i);
   });
 
+  it('when a paged list\'s continue token expires (410), lists everything again unpaged instead of paging forever (issue 17)', async () => {
+    // Every continued page is refused, as when etcd compacts faster than a large list is
+    // paged: paging again from the start would never finish.
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+      const q = new URL(req.url!, 'http://x').searchParams;
+      if (q.get('watch') === 'true') return void res.writeHead(200);
+      requests.push(`limit=${q.get('limit') ?? ''} continue=${q.get('continue') ?? ''}`);
+      res.writeHead(q.get('continue') ? 410 : 200, { 'Content-Type': 'application/json' });
+      if (q.get('continue')) return void res.end(JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'The provided continue parameter is too old' }));
+      const all = [pod('a', '1'), pod('b', '2'), pod('c', '3')];
+      res.end(JSON.stringify(q.get('limit')
+        ? { kind: 'PodList', metadata: { resourceVersion: '9', continue: 'tok' }, items: all.slice(0, Number(q.get('limit'))) }
+        : { kind: 'PodList', metadata: { resourceVersion: '9' }, items: all }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    api = { client: new KubeClient(kubeConfigFor(server)), seen: { lists: 0, watches: [] }, close: () => { server.closeAllConnections(); return new Promise<void>((r) => server.close(() => r())); } };
+    inf = new Informer(api.client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10, pageSize: 2 });
+    inf.start();
+    await until(() => inf!.hasSynced());
+    expect(inf.list().map((p) => p.metadata?.name).sort()).to.deep.equal(['a', 'b', 'c']);
+    expect(requests).to.deep.equal(['limit=2 continue=', 'limit=2 continue=tok', 'limit= continue=']);
+    expect(inf.stats.expiredContinues).to.equal(1);
+  });
+
   it('keeps only objects the filter accepts, dropping ones that stop matching', async () => {
     const labelled = (name: string, rv: string, keep: boolean) => ({ ...pod(name, rv), metadata: { ...pod(name, rv).metadata, labels: { keep: String(keep) } } });
     api = await fakeApiserver(() => ({ rv: '1', items: [labelled('a', '1', true), labelled('b', '1', false)] }), [(res) => {
