@@ -13,6 +13,7 @@ import type { CandidateSetFilter } from './consolidation-candidates.js';
 import { ConsolidationDue } from './consolidation-due.js';
 import type { DisruptionReport } from './disruption-report.js';
 import { EmptyTracker } from './empty-tracker.js';
+import { NodeOccupancy } from './node-occupancy.js';
 import { decideEmptiness, notReadyNodes } from './emptiness.js';
 import { decideExpiry, type SolveSnapshot } from './expiry.js';
 import { DEFAULT_DRAIN } from './orchestration/drain.js';
@@ -53,8 +54,9 @@ export interface DisruptorOptions {
   /** How often to decide. Default 10 s. */
   intervalMs?: number;
   /**
-   * Changes are folded into empty-since at most this often (each look is O(pods)).
-   * Default 1 s; observing late only makes a node look empty for less long.
+   * Changes are folded into empty-since at most this often (each look walks the pod
+   * and node lists by identity and folds in the changed objects). Default 1 s;
+   * observing late only makes a node look empty for less long.
    */
   observeDelayMs?: number;
   /**
@@ -137,6 +139,8 @@ export class Disruptor {
   private readonly underWay: RemovalsUnderWay;
   private readonly fresh: FreshChecks;
   private readonly empty = new EmptyTracker();
+  /** Which nodes are present and occupied, kept change by change for the two trackers. */
+  private readonly occupancy = new NodeOccupancy();
   /** Things said once (a rollout left to CAPI), with when: said again after 10 min at most. */
   private readonly explained = new Map<string, number>();
   /** Settings of groups in no NodePool. */
@@ -244,9 +248,10 @@ export class Disruptor {
     if (!this.deps.state.synced()) return;
     const objects = this.deps.state.objects();
     const now = this.deps.clock.now();
-    const present = this.empty.observe(objects.nodes, objects.pods as V1Pod[], now);
-    this.settled.observe(objects.nodes, objects.pods as V1Pod[], now);
-    this.underWay.prune(present, now);
+    const changed = this.occupancy.update(objects.nodes, objects.pods as V1Pod[]);
+    this.empty.observe(this.occupancy, changed, now);
+    this.settled.observe(this.occupancy, changed, now);
+    this.underWay.prune(this.occupancy, now);
   }
 
   /** True when expiry may remove nodes: it is enabled and some pool (or the default) sets expireAfter. */

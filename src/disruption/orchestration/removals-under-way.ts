@@ -22,7 +22,7 @@ export class RemovalsUnderWay {
   constructor(private readonly timeoutMs: number) {}
 
   /** Forgets the nodes that are gone (not in `present`) and the removals older than the timeout. */
-  prune(present: ReadonlySet<string>, now: number): void {
+  prune(present: { has(node: string): boolean }, now: number): void {
     for (const [name, r] of this.removing) {
       if (!present.has(name) || now - r.at > this.timeoutMs) this.removing.delete(name);
     }
