@@ -66,6 +66,16 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
       for (const s of cache.informerStats()) this.inc({ resource: s.resource }, s.relists);
     },
   });
+  new Counter({
+    name: `${p}informer_watch_list_fallbacks_total`,
+    help: 'Times a watched resource fell back from streaming lists (watch-list, sendInitialEvents) to paged lists: the server refused or ignored them (ADR 0121).',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of cache.informerStats()) if (s.watchListFallbacks) this.inc({ resource: s.resource }, s.watchListFallbacks);
+    },
+  });
   const kube = actuator as KubeActuator | undefined;
   if (kube && 'capiWrites' in kube) {
     new Counter({

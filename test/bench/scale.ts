@@ -10,7 +10,9 @@
  * webhook and extender over TLS) and it measures, in order:
  *   1. admission and extender latency (autocannon) while the controller lists the whole
  *      cluster at its start;
- *   2. controller RSS once synced, against the chart's memory limit;
+ *   2. controller memory once synced: RSS, V8 heap in use (its /metrics) and, where a
+ *      memory cgroup can be made (memory-cgroup.ts), the cgroup's peak under the chart's
+ *      limit, which the controller runs in from its start, with OOM kills;
  *   3. a burst of `--burst` pending pods, from creation to Running, with Headroom's own
  *      share (pod created -> MachineDeployment scaled) apart from the fixture's boot
  *      delay, kube-scheduler and kwok; RSS sampled throughout;
@@ -39,6 +41,7 @@ import { ManagedProcess, makeTempDir, removeTempDir } from '../harness/process.j
 import { machineDeployment } from '../integration/controller-objects.js';
 import { fmt, load, median, startChild, type ChildServer, type LoadResult } from '../load/load-kit.js';
 import { createMany } from './create-many.js';
+import { openMemoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,7 +74,8 @@ const LOAD_NS = 'scale-load';
 const GROUP_NS = 'scale-groups';
 const BURST_NS = 'scale-burst';
 const POOL_LABEL = 'bench.headroom.dev/pool';
-const CHART_MEMORY_LIMIT_MB = 1024; // charts/headroom/values.yaml resources.limits.memory (1Gi)
+/** charts/headroom/values.yaml resources.limits.memory: the controller runs under it (memory-cgroup.ts). */
+const CHART_MEMORY_LIMIT_MB = chartMemoryLimitMb();
 const KARPENTER_BOUND_MB = 260; // Karpenter's performance suite, p95 at its 1,000-pod scale
 const t0 = Date.now();
 /** The machine's 1-minute load average when the run started (figures depend on it). */
@@ -97,6 +101,28 @@ const rssMb = (pid: number): number => {
   return m ? Number(m[1]) / 1024 : NaN;
 };
 
+/** resources.limits.memory in charts/headroom/values.yaml, in MiB. */
+function chartMemoryLimitMb(): number {
+  const values = parseYaml(readFileSync('charts/headroom/values.yaml', 'utf8')) as { resources?: { limits?: { memory?: string } } };
+  const m = /^(\d+)(Mi|Gi)$/.exec(values.resources?.limits?.memory ?? '');
+  if (!m) throw new Error(`bench:scale: cannot read resources.limits.memory (Mi or Gi) from the chart: ${values.resources?.limits?.memory}`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
+/** The controller's V8 heap in use (live objects and not yet collected garbage), MB, from its /metrics. */
+const heapFromMetrics = (text: string): number => {
+  const m = /^headroom_nodejs_heap_size_used_bytes (\S+)/m.exec(text);
+  return m ? Number(m[1]) / 2 ** 20 : NaN;
+};
+const heapMb = (metricsPort: number): Promise<number> =>
+  fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).then(heapFromMetrics, () => NaN);
+
+/** The cgroup's peak against its limit, and whether the controller survived (read before stopping it). */
+function cgroupSummary(cgroup: MemoryCgroup, controller: ManagedProcess) {
+  const r = cgroup.read();
+  return { peakMb: r.peakBytes / 2 ** 20, limitHits: r.limitHits, oomKills: r.oomKills, controllerAlive: controller.running };
+}
+
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
@@ -108,6 +134,7 @@ async function main(): Promise<void> {
   let fixture: MachineFixture | undefined;
   let controller: ManagedProcess | undefined;
   let floor: ChildServer | undefined;
+  let cgroup: MemoryCgroup | undefined;
   const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS } };
   try {
     cp = await startControlPlane({ scheduler: true, kwok: true, apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400', `--etcd-compaction-interval=${COMPACTION_S}s`] });
@@ -157,12 +184,18 @@ async function main(): Promise<void> {
     writeFileSync(join(tlsDir, 'tls.key'), tls.keyPem);
     const [metricsPort, webhookPort] = [await freePort(), await freePort()];
     const webhookUrl = `https://127.0.0.1:${webhookPort}`;
-    controller = ManagedProcess.start('headroom-controller', process.execPath, [
+    // Under the chart's memory limit, as in the pod (Node sizes its heap from it).
+    const opened = openMemoryCgroup('headroom-scale', CHART_MEMORY_LIMIT_MB * 2 ** 20);
+    if ('unavailable' in opened) progress(`controller runs WITHOUT a memory limit: ${opened.unavailable}`);
+    else cgroup = opened;
+    report.memoryLimit = cgroup ? { cgroup: `v${cgroup.version} ${cgroup.path}`, limitMb: CHART_MEMORY_LIMIT_MB } : { cgroup: `none: ${(opened as { unavailable: string }).unavailable}` };
+    const command = (cgroup?.wrap ?? ((binary: string, args: string[]) => ({ binary, args })))(process.execPath, [
       '--import', 'tsx', join(process.cwd(), 'test', 'integration', 'controller-cli-entry.ts'), 'controller',
       '--kubeconfig', cp.kubeconfigPath, '--namespace', GROUP_NS, '--cluster-name', 'test',
       '--metrics-address', `127.0.0.1:${metricsPort}`, '--webhook-address', `127.0.0.1:${webhookPort}`, '--tls-dir', tlsDir,
       '--solver-threads', '1', '--log-level', 'warn',
-    ], { logFile: join(dir, 'controller.log') });
+    ]);
+    controller = ManagedProcess.start('headroom-controller', command.binary, command.args, { logFile: join(dir, 'controller.log') });
     const pid = controller.pid;
     const started = Date.now();
 
@@ -192,8 +225,12 @@ async function main(): Promise<void> {
     // 2. RSS once synced.
     await sleep(5000);
     const rssSynced = rssMb(pid);
+    const heapSynced = await heapMb(metricsPort);
     const rssSamples: number[] = [];
+    const heapSamples: number[] = [];
     const rssTimer = setInterval(() => rssSamples.push(rssMb(pid)), 1000);
+    // Live heap every 5 s (a /metrics scrape; Prometheus' rate, not more).
+    const heapTimer = setInterval(() => void heapMb(metricsPort).then((h) => heapSamples.push(h)), 5000);
 
     // 3. The burst.
     const created = new Map<string, number>();
@@ -233,6 +270,7 @@ async function main(): Promise<void> {
     stopPods();
     stopGroups();
     clearInterval(rssTimer);
+    clearInterval(heapTimer);
     const lat = [...running.entries()].map(([n, at]) => (at - created.get(n)!) / 1000);
     report.burst = {
       pods: BURST,
@@ -250,7 +288,10 @@ async function main(): Promise<void> {
       groupsUsed: [...replicasByGroup.values()].filter((r) => r > 0).length,
       fixtureBootDelaySeconds: BOOT_DELAY_MS / 1000,
     };
-    report.rss = { syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB };
+    report.rss = {
+      syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB,
+      heapSyncedMb: heapSynced, heapBurstPeakMb: Math.max(heapSynced, ...heapSamples),
+    };
     progress(`burst: ${running.size}/${BURST} Running`);
     endPhase('burst');
 
@@ -288,7 +329,12 @@ async function main(): Promise<void> {
     progress(`410 relist: every informer relisted ${fmt((report.relist410 as { allRelistedSeconds: number }).allRelistedSeconds, 1)} s after the controller resumed`);
     client.close();
   } finally {
+    if (controller && cgroup) {
+      report.memoryLimit = { ...(report.memoryLimit as object), ...cgroupSummary(cgroup, controller) };
+      progress(`memory limit: ${JSON.stringify(report.memoryLimit)}`);
+    }
     await controller?.stop(5000).catch(() => undefined);
+    cgroup?.remove();
     await floor?.stop();
     await fixture?.stop({ keepNodes: true }).catch(() => undefined);
     await cp?.stop();
@@ -361,8 +407,9 @@ const COMPACTION_S = 5;
 const RELIST_WAIT_MS = 180_000;
 
 /** `headroom_informer_relists_total` by resource, from the controller's /metrics. */
-async function relistCounts(metricsPort: number): Promise<Map<string, number>> {
+async function relistCounts(metricsPort: number, heap: number[] = []): Promise<Map<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  heap.push(heapFromMetrics(text));
   const out = new Map<string, number>();
   for (const m of text.matchAll(/^headroom_informer_relists_total\{resource="([^"]+)"\} (\d+)/gm)) out.set(m[1]!, Number(m[2]));
   return out;
@@ -395,6 +442,7 @@ async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, m
   }
   const resumed = Date.now();
   const rss: number[] = [];
+  const heap: number[] = [];
   const rssTimer = setInterval(() => rss.push(rssMb(pid)), 1000);
   const during = Promise.all(loads.map((l) => load(l)));
   const relisted = (now: Map<string, number>, r: string) => (now.get(r) ?? 0) > (before.get(r) ?? 0);
@@ -402,7 +450,7 @@ async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, m
   let all = NaN;
   let counts = before;
   while (Date.now() - resumed < RELIST_WAIT_MS) {
-    counts = await relistCounts(metricsPort).catch(() => counts);
+    counts = await relistCounts(metricsPort, heap).catch(() => counts);
     const t = (Date.now() - resumed) / 1000;
     if (Number.isNaN(podsAndNodes) && relisted(counts, 'pods') && relisted(counts, 'nodes')) podsAndNodes = t;
     if ([...counts.keys()].every((r) => relisted(counts, r))) {
@@ -423,6 +471,7 @@ async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, m
     webhook: webhook!,
     extender: extender!,
     rssPeakMb: Math.max(...rss),
+    heapPeakMb: Math.max(...heap.filter((h) => !Number.isNaN(h))),
   };
 }
 
@@ -443,8 +492,13 @@ function print(r: Record<string, unknown>): void {
   console.log(`  burst: ${b.running}/${b.pods} Running; first create -> last Running ${fmt(b.firstCreateToLastRunningSeconds, 1)} s (creating took ${fmt(b.createSeconds, 1)} s)`);
   console.log(`    per pod create -> Running: p50 ${fmt(b.podToRunningP50, 1)} s, p99 ${fmt(b.podToRunningP99, 1)} s, max ${fmt(b.podToRunningMax, 1)} s`);
   console.log(`    Headroom's share: first scale-up ${fmt(b.firstScaleAfterFirstPodSeconds, 1)} s after the first pod, last ${fmt(b.lastScaleAfterLastPodSeconds, 1)} s after the last pod (${b.scaleWrites} raises, ${b.replicas} replicas in ${b.groupsUsed} groups); fixture boot delay ${fmt(b.fixtureBootDelaySeconds, 1)} s`);
-  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number };
+  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number; heapSyncedMb: number; heapBurstPeakMb: number };
   console.log(`  controller RSS: ${fmt(m.syncedMb, 0)} MB synced, ${fmt(m.burstPeakMb, 0)} MB peak in the burst, ${fmt(m.endMb, 0)} MB at the end; chart limit ${m.chartLimitMb} MB; Karpenter's bound ${m.karpenterBoundMb} MB (at 1,000 pods)`);
+  console.log(`  controller V8 heap in use: ${fmt(m.heapSyncedMb, 0)} MB synced, ${fmt(m.heapBurstPeakMb, 0)} MB peak in the burst (sampled every 5 s)`);
+  const ml = r.memoryLimit as { cgroup: string; limitMb?: number; peakMb?: number; limitHits?: number; oomKills?: number; controllerAlive?: boolean };
+  console.log(ml.peakMb === undefined
+    ? `  memory limit: ${ml.cgroup}`
+    : `  memory limit (${ml.cgroup}): peak ${fmt(ml.peakMb, 0)} MB of ${ml.limitMb} MB (${fmt((100 * ml.peakMb) / ml.limitMb!, 0)}%), limit hit ${ml.limitHits} times, OOM kills ${ml.oomKills}, controller ${ml.controllerAlive ? 'alive at the end' : 'DIED'}`);
   const e = r.extender as Record<string, LoadResult>;
   console.log(line('extender filter, 500 names, 1 connection', e.filter500Names1Conn!));
   console.log(line('extender prioritize, 500 names, 1 connection', e.prioritize500Names1Conn!));
@@ -452,8 +506,8 @@ function print(r: Record<string, unknown>): void {
   console.log(line('extender filter, 500 names, 4 connections', e.filter500Names4Conn!));
   const k = r.scheduler as { podsPerRun: number; headroom: number[]; floor: number[]; ratio: number };
   console.log(`  kube-scheduler, ${k.podsPerRun} pods per run: Headroom extender ${fmt(median(k.headroom), 1)} pods/s (${k.headroom.map((x) => fmt(x, 1)).join(', ')}), do-nothing extender ${fmt(median(k.floor), 1)} pods/s (${k.floor.map((x) => fmt(x, 1)).join(', ')}), ratio ${fmt(k.ratio, 2)}`);
-  const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number };
-  console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
+  const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number; heapPeakMb: number };
+  console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB, heap peak ${fmt(g.heapPeakMb, 0)} MB; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
   console.log(line('webhook /mutate/pods', g.webhook));
   console.log(line('extender /scheduler/filter (500 names)', g.extender));
 }

@@ -17,7 +17,7 @@ function setup(cluster: ClusterObjects = objects) {
     objects: () => cluster,
     synced: () => true,
     staleness: () => [{ resource: 'pods', ageSeconds: 3, synced: true }],
-    informerStats: () => [{ resource: 'pods', relists: 4 }],
+    informerStats: () => [{ resource: 'pods', relists: 4, watchListFallbacks: 0 }, { resource: 'nodes', relists: 0, watchListFallbacks: 1 }],
   } as unknown as ClusterCache;
   const actuator = { capiWrites: { scale: 7, annotate: 1, create: 0, delete: 2, conflicts: 0 } } as unknown as CapiActuator;
   const registry = new Registry();
@@ -38,6 +38,9 @@ describe('controller metrics', () => {
     const text = await setup().registry.metrics();
     expect(text).to.include('# TYPE headroom_informer_relists_total counter');
     expect(value(text, 'headroom_informer_relists_total{resource="pods"}')).to.equal(4);
+    expect(text).to.include('# TYPE headroom_informer_watch_list_fallbacks_total counter');
+    expect(value(text, 'headroom_informer_watch_list_fallbacks_total{resource="nodes"}')).to.equal(1);
+    expect(value(text, 'headroom_informer_watch_list_fallbacks_total{resource="pods"}')).to.equal(undefined);
     expect(text).to.include('# TYPE headroom_capi_writes_total counter');
     expect(value(text, 'headroom_capi_writes_total{op="scale"}')).to.equal(7);
     // A second scrape does not add the count again.

@@ -16,11 +16,24 @@ function pod(name: string, rv: string) {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', resourceVersion: rv, managedFields: [{}] } };
 }
 
+/**
+ * What a server without the WatchList feature answers to sendInitialEvents (its
+ * validation refuses the parameter); true when it answered. The fakes here serve
+ * paged lists and plain watches, so every informer falls back to those first.
+ */
+function refusesWatchList(url: URL, res: http.ServerResponse): boolean {
+  if (url.searchParams.get('sendInitialEvents') !== 'true') return false;
+  res.writeHead(422, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ kind: 'Status', code: 422, reason: 'Invalid', message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled' }));
+  return true;
+}
+
 async function fakeApiserver(list: () => { rv: string; items: unknown[] }, watches: WatchScript[]) {
   const seen = { lists: 0, watches: [] as string[] };
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
+    if (refusesWatchList(url, res)) return;
     if (url.searchParams.get('watch') === 'true') {
       seen.watches.push(url.searchParams.get('resourceVersion') ?? '');
       const script = watches.shift();
@@ -178,7 +191,9 @@ describe('Informer (list + watch robustness)', () => {
     // paged: paging again from the start would never finish.
     const requests: string[] = [];
     const server = http.createServer((req, res) => {
-      const q = new URL(req.url!, 'http://x').searchParams;
+      const url = new URL(req.url!, 'http://x');
+      if (refusesWatchList(url, res)) return;
+      const q = url.searchParams;
       if (q.get('watch') === 'true') return void res.writeHead(200);
       requests.push(`limit=${q.get('limit') ?? ''} continue=${q.get('continue') ?? ''}`);
       res.writeHead(q.get('continue') ? 410 : 200, { 'Content-Type': 'application/json' });
@@ -233,6 +248,7 @@ describe('Informer freshness', () => {
     let accept = true;
     const server = http.createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
+      if (refusesWatchList(url, res)) return;
       if (url.searchParams.get('watch') === 'true') {
         if (!accept) return req.socket.destroy();
         res.writeHead(200);
@@ -262,5 +278,170 @@ describe('Informer freshness', () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     }
+  });
+});
+
+describe('Informer (watch-list: lists by streaming, ADR 0121)', () => {
+  const endBookmark = (rv: string) => ({ kind: 'Pod', metadata: { resourceVersion: rv, annotations: { 'k8s.io/initial-events-end': 'true' } } });
+  /**
+   * A server with the WatchList feature: each sendInitialEvents watch runs the next
+   * script (which streams the objects and the end bookmark); records every request.
+   */
+  async function watchListServer(streams: WatchScript[], list?: () => { rv: string; items: unknown[] }) {
+    const requests: URLSearchParams[] = [];
+    const open = new Set<http.ServerResponse>();
+    const server = http.createServer((req, res) => {
+      const q = new URL(req.url!, 'http://x').searchParams;
+      requests.push(q);
+      if (q.get('watch') !== 'true') {
+        const { rv, items } = list?.() ?? { rv: '1', items: [] };
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        return void res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: rv }, items }));
+      }
+      const script = streams.shift();
+      if (!script) return; // hang until aborted
+      open.add(res);
+      res.on('close', () => open.delete(res));
+      script(res, q);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = new KubeClient(kubeConfigFor(server));
+    return {
+      client, requests,
+      lists: () => requests.filter((q) => q.get('watch') !== 'true').length,
+      close: () => {
+        for (const r of open) r.destroy();
+        client.close();
+        server.closeAllConnections();
+        return new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+  let server: Awaited<ReturnType<typeof watchListServer>> | undefined;
+  let inf: Informer | undefined;
+  afterEach(async () => {
+    inf?.stop();
+    await server?.close();
+  });
+
+  it('syncs from one watch-list stream without a LIST: synced only at the initial-events-end bookmark, then the same stream carries changes', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    server = await watchListServer([(res) => {
+      res.writeHead(200);
+      event(res, 'ADDED', pod('a', '3'));
+      event(res, 'ADDED', pod('b', '4'));
+      void released.then(() => {
+        event(res, 'BOOKMARK', endBookmark('7'));
+        event(res, 'MODIFIED', pod('a', '8'));
+      });
+    }]);
+    inf = new Informer(server.client, { group: '', version: 'v1', plural: 'pods' });
+    inf.start();
+    await until(() => server!.requests.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    // Objects streamed, no end bookmark yet: not synced, nothing in the cache, not fresh.
+    expect(inf.hasSynced()).to.equal(false);
+    expect(inf.list()).to.have.length(0);
+    expect(inf.lastFreshAt).to.equal(0);
+    release();
+    await inf.waitForSync();
+    await until(() => inf!.list().find((p) => p.metadata?.name === 'a')?.metadata?.resourceVersion === '8');
+    expect(inf.list().map((p) => p.metadata?.name).sort()).to.deep.equal(['a', 'b']);
+    expect(inf.list()[0]!.metadata?.managedFields).to.equal(undefined);
+    const q = server.requests[0]!;
+    expect([q.get('watch'), q.get('sendInitialEvents'), q.get('resourceVersionMatch'), q.get('allowWatchBookmarks'), q.get('resourceVersion')]).to.deep.equal(['true', 'true', 'NotOlderThan', 'true', null]);
+    expect(server.lists()).to.equal(0);
+    expect(inf.stats).to.include({ lists: 1, streamedLists: 1, relists: 0, watchListFallbacks: 0 });
+  });
+
+  it('relists after a 410 by a new watch-list stream, never a LIST, and keeps the objects whose resourceVersion did not change (issue 17)', async () => {
+    // The forced-410 relist of the scale benchmark listed 50,000 pods in one unpaged
+    // response next to the old cache; a stream holds only the new cache, and shares it.
+    server = await watchListServer([
+      (res) => {
+        res.writeHead(200);
+        event(res, 'ADDED', pod('a', '1'));
+        event(res, 'ADDED', pod('b', '2'));
+        event(res, 'BOOKMARK', endBookmark('5'));
+        setTimeout(() => event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }), 200);
+      },
+      (res) => {
+        res.writeHead(200);
+        event(res, 'ADDED', pod('a', '1'));
+        event(res, 'ADDED', pod('c', '7'));
+        event(res, 'BOOKMARK', endBookmark('9'));
+      },
+    ]);
+    inf = new Informer(server.client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10 });
+    inf.start();
+    await inf.waitForSync();
+    const aBefore = inf.get('default', 'a');
+    await until(() => inf!.stats.relists === 1);
+    expect(inf.list().map((p) => p.metadata?.name).sort()).to.deep.equal(['a', 'c']);
+    expect(inf.get('default', 'a')).to.equal(aBefore);
+    expect(server.lists()).to.equal(0);
+    expect(server.requests.every((q) => q.get('sendInitialEvents') === 'true')).to.equal(true);
+    expect(inf.stats.streamedLists).to.equal(2);
+  });
+
+  it('falls back to paged lists for good when the server refuses sendInitialEvents (422), and a paged relist keeps unchanged objects too', async () => {
+    let listed = 0;
+    const requests: string[] = [];
+    const server2 = http.createServer((req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      requests.push(url.searchParams.get('sendInitialEvents') ? 'watch-list' : url.searchParams.get('watch') ? 'watch' : 'list');
+      if (refusesWatchList(url, res)) return;
+      if (url.searchParams.get('watch') === 'true') {
+        res.writeHead(200);
+        if (listed === 1) setTimeout(() => event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }), 200);
+        return;
+      }
+      listed++;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: String(10 * listed) }, items: listed === 1 ? [pod('a', '1'), pod('b', '2')] : [pod('a', '1'), pod('b', '12')] }));
+    });
+    await new Promise<void>((r) => server2.listen(0, '127.0.0.1', r));
+    const client = new KubeClient(kubeConfigFor(server2));
+    const errors: string[] = [];
+    const informer = new Informer(client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10, onError: (e) => errors.push(String(e)) });
+    try {
+      informer.start();
+      await informer.waitForSync();
+      const [aBefore, bBefore] = [informer.get('default', 'a'), informer.get('default', 'b')];
+      await until(() => informer.stats.relists === 1);
+      expect(requests.slice(0, 5)).to.deep.equal(['watch-list', 'list', 'watch', 'list', 'watch']);
+      expect(informer.get('default', 'a')).to.equal(aBefore);
+      expect(informer.get('default', 'b')).to.not.equal(bBefore);
+      expect(informer.get('default', 'b')!.metadata?.resourceVersion).to.equal('12');
+      expect(informer.stats).to.include({ watchListFallbacks: 1, streamedLists: 0 });
+      expect(errors[0]).to.match(/refused a watch-list \(422/);
+    } finally {
+      informer.stop();
+      client.close();
+      server2.closeAllConnections();
+      await new Promise<void>((r) => server2.close(() => r()));
+    }
+  });
+
+  it('falls back to a paged list when the server ignores sendInitialEvents (a plain bookmark, no end bookmark)', async () => {
+    server = await watchListServer([
+      (res) => {
+        // An old server: synthetic ADDED events, then an ordinary bookmark.
+        res.writeHead(200);
+        event(res, 'ADDED', pod('a', '1'));
+        event(res, 'BOOKMARK', { kind: 'Pod', metadata: { resourceVersion: '3' } });
+      },
+      (res) => res.writeHead(200),
+    ], () => ({ rv: '3', items: [pod('a', '1'), pod('b', '2')] }));
+    inf = new Informer(server.client, { group: '', version: 'v1', plural: 'pods' }, { minBackoffMs: 10 });
+    inf.start();
+    await inf.waitForSync();
+    expect(inf.list().map((p) => p.metadata?.name).sort()).to.deep.equal(['a', 'b']);
+    expect(server.lists()).to.equal(1);
+    expect(inf.stats).to.include({ watchListFallbacks: 1, streamedLists: 0, lists: 1 });
+    await until(() => server!.requests.length === 3);
+    expect(server.requests[2]!.get('resourceVersion')).to.equal('3');
+    expect(server.requests[2]!.get('sendInitialEvents')).to.equal(null);
   });
 });
