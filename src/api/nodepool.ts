@@ -385,3 +385,20 @@ export function nodePoolForGroup(
   }
   return best;
 }
+
+/** NodePools parsed so far, by object (successes only). */
+const parsedNodePools = new WeakMap<object, NodePool>();
+
+/**
+ * parseNodePool, remembered per object: NodePool objects from a ClusterStateSource are
+ * immutable (a change is a new object), and the loops, the snapshot and the metrics
+ * read every NodePool on every pass. An invalid one throws again each time, so it is
+ * reported each time; the result is shared and must not be changed.
+ */
+export function parseNodePoolOnce(obj: object): NodePool {
+  const hit = parsedNodePools.get(obj);
+  if (hit) return hit;
+  const p = parseNodePool(obj);
+  parsedNodePools.set(obj, p);
+  return p;
+}

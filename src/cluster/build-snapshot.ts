@@ -8,7 +8,7 @@ import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
   type InfrastructureTemplateCapacity,
 } from '../api/infrastructure-template.js';
-import { NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
+import { NodePoolError, parseNodePoolOnce, type NodePool } from '../api/nodepool.js';
 import { validateObjectShape } from '../api/object-shape.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { QuantityError } from '../scheduling/quantity.js';
@@ -148,7 +148,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   const map = steps.mapNodes(parsedNodes.map((n) => n.node), machines, views);
   const pools: NodePool[] = [];
   for (const o of objects.nodePools) {
-    const p = guard(() => parseNodePool(o));
+    const p = guard(() => parseNodePoolOnce(o));
     if (p) pools.push(p);
   }
   // Infrastructure templates (scale from zero): by key, parsed when a group refers to one.

@@ -25,13 +25,15 @@ const NODES = SNAPSHOT_INPUTS.indexOf('nodes');
  * depends on whole inputs. Each memo is sound because ClusterStateSource objects and
  * lists are immutable by contract (a change is a new object), and each is checked
  * element by element, since a caller may push into an array it passed before.
- * - the last build: the very same objects give the same snapshot (its issues replayed);
+ * - the last build: the very same objects give the same snapshot (its issues replayed),
+ *   with or without extra pending pods, which are appended to it;
  *   a Node counts as the same when everything buildSnapshot reads of it is
  *   (nodeSnapshotKey), so node heartbeats alone never cause a build;
  * - the node → group mapping, while every node (as above), Machine and group is the same object;
  * - each group's learned node shape, while its Ready nodes' allocatable, labels and
  *   taints are the same objects (groups not in the last build are forgotten).
- * The state lives as long as its owner: one per loop or per controller, never
+ * The state lives as long as its owner: one per controller (every loop and the
+ * metrics share it, so one change costs one build) or per simulated policy, never
  * module-global (ADR 0022).
  */
 export class SnapshotBuilder implements BuildSteps {
@@ -41,11 +43,22 @@ export class SnapshotBuilder implements BuildSteps {
   /** Shapes learned during the current build; they replace lastShape when it ends. */
   private shapes = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
 
+  /**
+   * The snapshot of these objects. Extra pending pods (forecasts, CapacityBuffers) are
+   * appended to the build of the objects alone, which buildSnapshot does last and
+   * nothing else reads, so loops with and without them share that build.
+   */
   build(objects: ClusterObjects, options: BuildSnapshotOptions = {}): ClusterSnapshot {
+    const { extraPendingPods, ...rest } = options;
+    const built = this.buildObjects(objects, rest);
+    return extraPendingPods?.length ? { ...built, pendingPods: [...built.pendingPods, ...extraPendingPods] } : built;
+  }
+
+  private buildObjects(objects: ClusterObjects, options: Omit<BuildSnapshotOptions, 'extraPendingPods'>): ClusterSnapshot {
     const strict = options.strict ?? true;
     const inputs = SNAPSHOT_INPUTS.map((k) => objects[k] ?? NONE);
     const last = this.lastBuild;
-    if (!options.extraPendingPods && last && last.strict === strict
+    if (last && last.strict === strict
       && inputs.every((list, i) => (i === NODES ? sameNodes(last.inputs[i]! as V1Node[], list as V1Node[]) : sameElements(last.inputs[i]!, list)))) {
       for (const issue of last.issues) options.onIssue?.(issue);
       // The newest objects, so the next comparison is by identity again.
@@ -57,7 +70,7 @@ export class SnapshotBuilder implements BuildSteps {
     const snapshot = buildSnapshot(objects, { ...options, strict, onIssue: (i) => { issues.push(i); options.onIssue?.(i); } }, this);
     this.lastShape = this.shapes;
     // Copies: a caller may push into its arrays later (a stale hit otherwise).
-    if (!options.extraPendingPods) this.lastBuild = { strict, inputs: inputs.map((list) => list.slice()), issues, snapshot };
+    this.lastBuild = { strict, inputs: inputs.map((list) => list.slice()), issues, snapshot };
     return snapshot;
   }
 

@@ -59,14 +59,13 @@ function podPhases(pods: readonly V1Pod[]): Map<string, number> {
  * Gauges of the cluster's state, named like Karpenter's nodes_*, nodepools_*,
  * cluster_* and pods_state, computed at scrape time from the cache, so they never lag
  * it. Labels are NodePool, resource and phase: bounded whatever the cluster holds (no
- * node or pod names, unlike Karpenter's per-node and per-pod series). The snapshot is
- * built by the scrape's own SnapshotBuilder (reused while the cache's objects are the
- * same), and the sums are made once per
- * snapshot however many gauges read them.
+ * node or pod names, unlike Karpenter's per-node and per-pod series). The snapshot
+ * comes from `builder`, the controller's, shared with its loops: a scrape after a
+ * cycle on the same objects builds nothing. The sums are made once per snapshot
+ * however many gauges read them.
  */
-export function registerClusterStateMetrics(registry: Registry, cache: ClusterCache): void {
+export function registerClusterStateMetrics(registry: Registry, cache: ClusterCache, builder = new SnapshotBuilder()): void {
   const p = METRIC_PREFIX;
-  const builder = new SnapshotBuilder();
   const snapshot = (): ClusterSnapshot => builder.build(cache.objects(), { strict: false });
   const totals = lastInputMemo(nodeTotals);
   const phases = lastInputMemo(podPhases);

@@ -138,6 +138,12 @@ export class Controller {
   private lastCycle: CycleReport | undefined;
   private unsubscribeIntake: (() => void) | undefined;
   private leading = false;
+  /**
+   * One SnapshotBuilder for the controller's life: the provisioner, the disruptor, the
+   * prediction loop, the NodePool status and the metrics build from the same cache,
+   * so one change generation costs one build, whoever asks first.
+   */
+  private readonly snapshots = new SnapshotBuilder();
   /** The term without leader election (one replica). */
   private ownTerm: AbortController | undefined;
   /** The current term's start (waits for the previous term's stop), and the last term's stop. */
@@ -185,7 +191,7 @@ export class Controller {
     });
     this.groupMemory = new KubeGroupMemory({ management: this.managementClient, capiVersion, annotation: SCALE_UP_MEMORY_ANNOTATION, dryRun: this.opts.dryRun ?? false });
     if (this.opts.registry) {
-      this.metrics = registerControllerMetrics(this.opts.registry, this.cache, this.actuator);
+      this.metrics = registerControllerMetrics(this.opts.registry, this.cache, this.actuator, this.snapshots);
       this.latency = new PodLatencyTracker(this.cache, (s) => this.metrics?.observePodReady(s), undefined, (s) => this.metrics?.observePodStartup(s));
       this.latency.start();
     }
@@ -243,8 +249,7 @@ export class Controller {
         return forecast.length === 0 ? rest : [...rest, ...forecast];
       }
       : source);
-    // One builder for both loops: they often build from the very same objects.
-    const snapshots = new SnapshotBuilder();
+    const snapshots = this.snapshots;
     this.provisioner = new Provisioner({
       state: this.cache, actuator, events: this.actionEvents!.fenced(term), memory: this.groupMemory!.fenced(term), clock: systemClock, snapshots,
       solve,
@@ -292,7 +297,7 @@ export class Controller {
       this.disruptor.start();
     }
     if (!this.opts.dryRun) {
-      this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient.fenced(term), this.log, this.opts.nodePoolStatusIntervalMs);
+      this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient.fenced(term), this.log, this.opts.nodePoolStatusIntervalMs, this.snapshots);
       this.poolStatus.start();
       const intervalMs = this.opts.capacityStatusIntervalMs ?? 5000;
       if (this.cache.capacityBufferVersion) {
@@ -323,7 +328,7 @@ export class Controller {
     const events = new PredictionEvents();
     const recorder = new EventRecorder(client, this.onEventError);
     this.prediction = new PredictionLoop({
-      state: this.cache, clock: systemClock, log: this.log, signal: term,
+      state: this.cache, clock: systemClock, log: this.log, signal: term, snapshots: this.snapshots,
       ...(opts.state && !this.opts.dryRun ? { store: new ConfigMapStateStore(client, opts.state.namespace, opts.state.name) } : {}),
       ...(this.opts.intake ? { intake: this.opts.intake } : {}),
       onPredictedChange: () => this.provisioner?.trigger(),

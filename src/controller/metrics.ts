@@ -4,6 +4,7 @@ import type { KubeActuator } from '../capi/kube-actuator.js';
 import type { CapiCallObserver } from '../capi/metered-actuator.js';
 import type { DisruptionReport } from '../disruption/disruption-report.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
+import type { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import { resolveCapacityBuffers } from '../provisioning/capacity-buffers.js';
 import type { CycleReport } from '../provisioning/cycle-report.js';
 import { ForecastScore } from './forecast-score.js';
@@ -30,7 +31,7 @@ export interface ControllerMetrics {
   observeProvisioningRequest(className: string, outcome: string): void;
 }
 
-export function registerControllerMetrics(registry: Registry, cache: ClusterCache, actuator?: CapiActuator): ControllerMetrics {
+export function registerControllerMetrics(registry: Registry, cache: ClusterCache, actuator?: CapiActuator, snapshots?: SnapshotBuilder): ControllerMetrics {
   const p = METRIC_PREFIX;
   new Gauge({
     name: `${p}node_group_replicas`,
@@ -89,7 +90,7 @@ export function registerControllerMetrics(registry: Registry, cache: ClusterCach
       },
     });
   }
-  registerClusterStateMetrics(registry, cache);
+  registerClusterStateMetrics(registry, cache, snapshots);
   const scaleUps = new Counter({
     name: `${p}scale_ups_total`,
     help: 'Scale-ups written, by node group.',

@@ -80,14 +80,13 @@ function sameStatus(current: Partial<PoolStatus> | undefined, next: PoolStatus):
 export class NodePoolStatusWriter {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  /** This writer's snapshots (reused while the objects are the same). */
-  private readonly snapshots = new SnapshotBuilder();
-
   constructor(
     private readonly state: ClusterStateSource,
     private readonly client: KubeClient,
     private readonly log: (m: string) => void,
     private readonly intervalMs = 10_000,
+    /** Where its snapshots come from: the controller's, shared with its loops. */
+    private readonly snapshots = new SnapshotBuilder(),
   ) {}
 
   start(): void {

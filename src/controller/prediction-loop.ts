@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import { NodePoolError, parseNodePool } from '../api/nodepool.js';
+import { NodePoolError, parseNodePoolOnce } from '../api/nodepool.js';
 import { BootObserver } from '../cluster/boot-observer.js';
 import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterObjects } from '../cluster/objects.js';
@@ -61,6 +61,8 @@ export interface PredictionLoopDeps {
   /** The predicted pods changed: new demand for the Provisioner. */
   onPredictedChange?: () => void;
   onPass?: (pass: PredictionPass) => void;
+  /** Where its snapshots come from: the controller's, shared with its loops. Default: its own. */
+  snapshots?: SnapshotBuilder;
 }
 
 const SORT = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -70,7 +72,7 @@ export function poolSettings(nodePools: readonly KubernetesObject[]): (pool: str
   const settings = new Map<string, PredictionSettings>();
   for (const obj of nodePools) {
     try {
-      const p = parseNodePool(obj);
+      const p = parseNodePoolOnce(obj);
       if (p.prediction) settings.set(p.name, p.prediction);
     } catch (err) {
       if (!(err instanceof NodePoolError)) throw err;
@@ -123,8 +125,7 @@ export class PredictionLoop {
   private predicted: readonly SchedulingPod[] = [];
   private signature = '';
   private readonly boots = new BootObserver();
-  /** This loop's snapshots (reused while the objects are the same). */
-  private readonly snapshots = new SnapshotBuilder();
+  private readonly snapshots: SnapshotBuilder;
   private previous = new Map<string, number>();
   private cancelTick: (() => void) | undefined;
   private lastSaveAt = 0;
@@ -134,6 +135,7 @@ export class PredictionLoop {
   readonly saveIntervalMs: number;
 
   constructor(private readonly deps: PredictionLoopDeps, private readonly opts: PredictionLoopOptions) {
+    this.snapshots = deps.snapshots ?? new SnapshotBuilder();
     this.intervalMs = opts.intervalMs ?? 10_000;
     this.saveIntervalMs = opts.saveIntervalMs ?? 120_000;
   }

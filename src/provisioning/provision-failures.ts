@@ -1,6 +1,6 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { PAUSED_ANNOTATION, parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
-import { NODEPOOL_LABEL, parseNodePool } from '../api/nodepool.js';
+import { NODEPOOL_LABEL, parseNodePoolOnce } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { mapNodesToGroups } from '../cluster/node-machine-map.js';
@@ -169,7 +169,7 @@ export function pausedGroups(objects: ClusterObjects): Map<string, string> {
     for (const o of objects.nodePools) {
       let pool;
       try {
-        pool = parseNodePool(o);
+        pool = parseNodePoolOnce(o);
       } catch {
         continue;
       }

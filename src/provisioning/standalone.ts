@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { V1Node } from '@kubernetes/client-node';
 import { nodeSyncedLabels } from '../api/capi-node-labels.js';
-import { NODEPOOL_LABEL, CAPACITY_TYPE_LABEL, NodePoolError, parseNodePool, type NodePool } from '../api/nodepool.js';
+import { NODEPOOL_LABEL, CAPACITY_TYPE_LABEL, NodePoolError, parseNodePoolOnce, type NodePool } from '../api/nodepool.js';
 import { derivedPricePerHour } from '../api/price.js';
 import { HOSTNAME_LABEL, ZONE_LABEL } from '../api/capacity-annotations.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
@@ -50,7 +49,7 @@ export function withStandalonePools(
   const pools: NodePool[] = [];
   for (const o of objects.nodePools) {
     try {
-      const p = parseNodePool(o);
+      const p = parseNodePoolOnce(o);
       if (p.machineTemplate) pools.push(p);
     } catch (err) {
       if (!(err instanceof NodePoolError)) throw err;
@@ -66,11 +65,14 @@ export function withStandalonePools(
       // an invalid DaemonSet is reported by buildSnapshot already
     }
   }
-  const nodeNames = new Set((objects.nodes as V1Node[]).map((n) => n.metadata?.name));
   const groups: NodeGroup[] = [...snapshot.groups];
-  const nodes: SnapshotNode[] = snapshot.nodes.map((n) => ({ ...n }));
-  const nodeByName = new Map(nodes.map((n) => [n.name, n]));
+  // The snapshot's nodes are shared: a node that joins a pool's group is copied, the rest kept as they are.
+  const nodes: SnapshotNode[] = [...snapshot.nodes];
+  /** Registered nodes (not in-flight placeholders) by name -> their index in `nodes`. */
+  const registered = new Map<string, number>();
+  nodes.forEach((n, i) => { if (!n.inFlight) registered.set(n.name, i); });
   const limits: Record<string, PoolLimits> = { ...snapshot.limits };
+  const ids = new Map<string, string>();
 
   for (const pool of pools) {
     const tpl = pool.machineTemplate!;
@@ -95,12 +97,13 @@ export function withStandalonePools(
       capacityType, daemonSetOverhead, daemonSetPods: dsForTemplate, nodePool: pool.name, weight: pool.weight,
     });
     standalone.set(id, { nodePool: pool.name, namespace: tpl.namespace, clusterName: tpl.clusterName, machines: machines.map((m) => m.metadata!.name!) });
+    ids.set(pool.name, id);
 
     for (const m of machines) {
       const nodeName = nodeRefName(m);
-      const existing = nodeName && nodeNames.has(nodeName) ? nodeByName.get(nodeName) : undefined;
-      if (existing) {
-        existing.groupId = id;
+      const at = nodeName !== undefined ? registered.get(nodeName) : undefined;
+      if (at !== undefined) {
+        nodes[at] = { ...nodes[at]!, groupId: id };
         continue;
       }
       const name = `in-flight:${tpl.namespace}/${m.metadata?.name}`;
@@ -110,16 +113,20 @@ export function withStandalonePools(
         inFlight: true, unschedulable: false,
       });
     }
-    // Usage: the pool's nodes, existing (by group or label) and in flight.
-    const used = { cpu: 0, memory: 0, nodes: 0 };
-    for (const n of nodes) {
-      if (n.groupId !== id && n.labels[NODEPOOL_LABEL] !== pool.name) continue;
-      used.cpu += n.allocatable[CPU] ?? 0;
-      used.memory += n.allocatable[MEMORY] ?? 0;
-      used.nodes += 1;
-    }
-    limits[pool.name] = { ...pool.limits, used };
   }
+  // Usage: each pool's nodes, existing (by group or label) and in flight; one walk for all pools.
+  const used = new Map<string, { cpu: number; memory: number; nodes: number }>();
+  for (const pool of ids.keys()) used.set(pool, { cpu: 0, memory: 0, nodes: 0 });
+  for (const n of nodes) {
+    for (const [pool, id] of ids) {
+      if (n.groupId !== id && n.labels[NODEPOOL_LABEL] !== pool) continue;
+      const u = used.get(pool)!;
+      u.cpu += n.allocatable[CPU] ?? 0;
+      u.memory += n.allocatable[MEMORY] ?? 0;
+      u.nodes += 1;
+    }
+  }
+  for (const pool of pools) if (ids.has(pool.name)) limits[pool.name] = { ...pool.limits, used: used.get(pool.name)! };
   return { snapshot: { ...snapshot, groups, nodes, limits }, standalone };
 }
 

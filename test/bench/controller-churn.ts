@@ -18,7 +18,8 @@
  *   - buildAfterPodChurnMs: a SnapshotBuilder build after one second of that churn
  *     (what the provisioner's and the disruptor's cycles cost while pods change);
  *   - scrapeAfterPodChurnMs: a Prometheus scrape of the cluster-state gauges right
- *     after that build (shared snapshot: no build of its own);
+ *     after that build (given the builder that built it: code that shares it builds
+ *     nothing; older code ignores the argument and builds its own);
  *   - standalonePoolsMs: withStandalonePools on the whole snapshot with 10 NodePools,
  *     4 of them with a machineTemplate (each disruption and provisioning pass).
  * Prints one JSON line of medians and every round. Run it in the old and the new

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  parseNodePoolOnce,
   NodePoolError, nodePoolForGroup, parseDuration, parseNodePool, requirementsMatch, type NodePool,
 } from '../../../src/api/nodepool.js';
 
@@ -129,5 +130,24 @@ describe('NodePool requirements and group membership', () => {
     expect(nodePoolForGroup(pools, { team: 'a' }, { 'karpenter.sh/capacity-type': 'on-demand' })?.name).to.equal('low');
     expect(nodePoolForGroup(pools, { team: 'b' }, {})?.name).to.equal('b');
     expect(nodePoolForGroup(pools, { team: 'c' }, {})).to.equal(undefined);
+  });
+});
+
+describe('parseNodePoolOnce', () => {
+  const obj = () => ({ apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'p' }, spec: { nodeGroupSelector: {}, weight: 3 } });
+
+  it('parses each object once: the same object gives the very same NodePool, a new version is parsed again', () => {
+    const o = obj();
+    const first = parseNodePoolOnce(o);
+    expect(first).to.deep.equal(parseNodePool(obj()));
+    expect(parseNodePoolOnce(o)).to.equal(first);
+    const changed = { ...o, spec: { nodeGroupSelector: {}, weight: 9 } };
+    expect(parseNodePoolOnce(changed).weight).to.equal(9);
+  });
+
+  it('throws again for an invalid object, every time (each build reports it)', () => {
+    const bad = { ...obj(), spec: { nodeGroupSelector: {}, weight: 'heavy' } };
+    expect(() => parseNodePoolOnce(bad)).to.throw(NodePoolError);
+    expect(() => parseNodePoolOnce(bad)).to.throw(NodePoolError);
   });
 });

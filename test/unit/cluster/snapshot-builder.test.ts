@@ -95,11 +95,18 @@ describe('SnapshotBuilder', () => {
     expect(second).to.deep.equal(buildSnapshot(fresh(o)));
   });
 
-  it('does not reuse a build with extra pending pods, nor reuse one for them', () => {
+  it('appends extra pending pods to the build of the objects alone, which loops with and without them share', () => {
     const o = objects();
-    const extra = { ...build(o).pendingPods[0]!, key: 'x/predicted', name: 'predicted', predicted: true };
-    expect(build(o, { extraPendingPods: [extra] }).pendingPods.map((p) => p.key)).to.include('x/predicted');
-    expect(build(o).pendingPods.map((p) => p.key)).to.not.include('x/predicted');
+    const plain = build(o);
+    const extra = { ...plain.pendingPods[0]!, key: 'x/predicted', name: 'predicted', predicted: true };
+    const withExtra = build(o, { extraPendingPods: [extra] });
+    expect(withExtra).to.deep.equal(buildSnapshot(fresh(o), { extraPendingPods: [extra] }));
+    expect(withExtra.pendingPods.map((p) => p.key)).to.include('x/predicted');
+    // The same build underneath: every part but the pending pods is the very same.
+    expect(withExtra.nodes).to.equal(plain.nodes);
+    expect(withExtra.groups).to.equal(plain.groups);
+    expect(build(o)).to.equal(plain);
+    expect(plain.pendingPods.map((p) => p.key)).to.not.include('x/predicted');
   });
 
   it('reuses its last snapshot for the very same objects; another builder does not share it', () => {

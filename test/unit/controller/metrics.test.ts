@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import type { CapiActuator } from '../../../src/capi/actuator.js';
 import { loadObjects } from '../../../src/cluster/load-objects.js';
 import type { ClusterObjects } from '../../../src/cluster/objects.js';
+import { SnapshotBuilder } from '../../../src/cluster/snapshot-builder.js';
 import { registerControllerMetrics } from '../../../src/controller/metrics.js';
 import type { DisruptionReport } from '../../../src/disruption/disruption-report.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
@@ -61,6 +62,27 @@ describe('controller metrics', () => {
     expect(value(text, 'headroom_pods_state{phase="Succeeded"}')).to.equal(1);
     expect(value(text, 'headroom_pods_state{phase="Pending"}')).to.be.at.least(3);
     expect(text).not.to.match(/ip-10-0-1-5|web-6c9f8/);
+  });
+
+  it('the cluster-state gauges read the snapshot of the builder the loops share: a scrape after their build builds nothing', async () => {
+    let cluster = objects;
+    const cache = { objects: () => cluster, synced: () => true, staleness: () => [], informerStats: () => [] } as unknown as ClusterCache;
+    const shared = new SnapshotBuilder();
+    // buildSnapshot maps nodes to groups once per real build.
+    let builds = 0;
+    const mapNodes = shared.mapNodes.bind(shared);
+    shared.mapNodes = (...args) => { builds++; return mapNodes(...args); };
+    const registry = new Registry();
+    registerControllerMetrics(registry, cache, undefined, shared);
+    shared.build(cluster, { strict: false }); // a loop's cycle
+    const before = value(await registry.metrics(), 'headroom_cluster_state_node_count');
+    expect(builds).to.equal(1);
+    // A change: the scrape builds once, and the next cycle on the same objects reuses it.
+    cluster = { ...cluster, nodes: cluster.nodes.slice(1) };
+    expect(value(await registry.metrics(), 'headroom_cluster_state_node_count')).to.equal(before! - 1);
+    expect(builds).to.equal(2);
+    shared.build(cluster, { strict: false });
+    expect(builds).to.equal(2);
   });
 
   it('a NodePool\'s usage against its limits, and its nodes summed under its name', async () => {

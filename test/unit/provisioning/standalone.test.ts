@@ -50,6 +50,28 @@ describe('standalone NodePools as snapshot groups', () => {
     expect(enforceLimits(snapshot, [{ kind: 'MachineSet', namespace: 'capi', name: 'headroom-nodepool-batch', from: 2, to: 6 }])[0]!.to).to.equal(3);
   });
 
+  it('two pools: each counts its own nodes; the snapshot\'s nodes are shared, a node joining a pool is a copy', () => {
+    const objs = emptyClusterObjects();
+    const gpu = pool({ nodes: 5 });
+    gpu.metadata.name = 'gpu';
+    gpu.spec.machineTemplate = { ...gpu.spec.machineTemplate, capacity: { cpu: '16', memory: '64Gi' } };
+    objs.nodePools = [pool({ nodes: 3 }), gpu];
+    const gpuMachine = machine('g1');
+    gpuMachine.metadata!.labels = { 'headroom.dev/nodepool': 'gpu' };
+    objs.machines = [machine('m1', 'n1'), gpuMachine];
+    const node = (name: string) => ({ metadata: { name }, status: { allocatable: { cpu: '8', memory: '32Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] } } as V1Node);
+    objs.nodes = [node('n1'), node('other')];
+    const base = buildSnapshot(objs);
+    const { snapshot } = withStandalonePools(base, objs);
+    expect(snapshot.limits.batch!.used).to.deep.equal({ cpu: 8000, memory: 32 * 2 ** 30, nodes: 1 });
+    expect(snapshot.limits.gpu!.used).to.deep.equal({ cpu: 16_000, memory: 64 * 2 ** 30, nodes: 1 });
+    const n1 = snapshot.nodes.find((n) => n.name === 'n1')!;
+    expect(n1.groupId).to.equal('MachineSet/capi/headroom-nodepool-batch');
+    expect(base.nodes.find((n) => n.name === 'n1')!.groupId).to.equal(undefined);
+    expect(snapshot.nodes.find((n) => n.name === 'other')).to.equal(base.nodes.find((n) => n.name === 'other'));
+    expect(snapshot.nodes.filter((n) => n.inFlight).map((n) => n.name)).to.deep.equal(['in-flight:capi/g1']);
+  });
+
   it('leaves the snapshot alone without standalone pools', () => {
     const objs = emptyClusterObjects();
     const s = buildSnapshot(objs);
