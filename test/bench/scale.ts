@@ -5,8 +5,9 @@
  * On a private real control plane (etcd, kube-apiserver, kube-scheduler, kwok) with the
  * machine fixture playing Cluster API, it creates `--nodes` kwok Nodes carrying
  * `--pods` bound pods (the steady load; outside any node group), and `--groups`
- * MachineDeployments at 0 replicas whose nodes carry the label the burst pods select.
- * Then `headroom controller` runs as a real process (from source, chart-like flags,
+ * MachineDeployments at 0 replicas whose nodes carry the label the burst pods select,
+ * and waits until kwok has marked the steady pods Running (a settled cluster; kwok runs
+ * with KWOK_POD_WORKERS pod workers, see there). Then `headroom controller` runs as a real process (from source, chart-like flags,
  * webhook and extender over TLS) and it measures, in order:
  *   1. admission and extender latency (autocannon) while the controller lists the whole
  *      cluster at its start;
@@ -14,11 +15,16 @@
  *      memory cgroup can be made (memory-cgroup.ts), the cgroup's peak under the chart's
  *      limit, which the controller runs in from its start, with OOM kills;
  *   3. a burst of `--burst` pending pods, from creation to Running, with Headroom's own
- *      share (pod created -> MachineDeployment scaled) apart from the fixture's boot
- *      delay, kube-scheduler and kwok; RSS sampled throughout;
+ *      share (pod created -> MachineDeployment scaled) apart from the environment's: a
+ *      timeline of the first and last of each step (created, scaled up, Machines
+ *      created by the fixture, Nodes Ready by kwok, pods bound by kube-scheduler, pods
+ *      Running by kwok); RSS sampled throughout;
  *   4. the extender's latency at this node count (autocannon, NodeNames mode);
  *   5. kube-scheduler's throughput with the Headroom extender (the controller's own
- *      server, live state) against a do-nothing extender, alternating, same run;
+ *      server, live state) against a do-nothing extender, same run, `--rounds` rounds
+ *      in ABBA order, medians; both extenders are configured from the same entry of
+ *      webhook-config/kube-scheduler-configuration.yaml (verbs, nodeCacheCapable,
+ *      weight, ignorable, timeout, HTTPS), only the URL and CA differ;
  *   6. a forced `410 Gone` in the running controller: it is paused (SIGSTOP) while the
  *      cluster moves on and kube-apiserver restarts, so every watch resumes from a
  *      resourceVersion older than the new watch cache: time until its informers have
@@ -43,16 +49,32 @@ import { fmt, load, median, startChild, type ChildServer, type LoadResult } from
 import { createMany } from './create-many.js';
 import { openMemoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
 
+/**
+ * kwok plays every kubelet in one process; its default 4 pod stage workers mark pods
+ * Running one status PATCH at a time each, where a real cluster's kubelets work side by
+ * side (one per node, each with its own API budget). So the scale run gives kwok
+ * KWOK_POD_WORKERS (about what kube-apiserver here absorbs, not what this benchmark
+ * needs: docs/scale.md), and as many node workers and pods-on-node sync workers as
+ * kwok's ratio of defaults. --kwok-pod-workers 0 keeps kwok's defaults.
+ */
+const KWOK_POD_WORKERS = 32;
+const kwokOptions = (podWorkers: number) =>
+  podWorkers > 0 ? { podPlayStageParallelism: podWorkers, nodePlayStageParallelism: Math.max(4, podWorkers / 2), podsOnNodeSyncParallelism: Math.max(1, podWorkers / 2) } : true;
+
 const { values } = parseArgs({
   options: {
     nodes: { type: 'string', default: '5000' },
     pods: { type: 'string', default: '50000' },
     groups: { type: 'string', default: '200' },
     burst: { type: 'string', default: '1000' },
-    'sched-pods': { type: 'string', default: '300' },
-    rounds: { type: 'string', default: '2' },
+    'sched-pods': { type: 'string', default: '500' },
+    rounds: { type: 'string', default: '5' },
     'boot-delay': { type: 'string', default: '1000' },
+    'kwok-pod-workers': { type: 'string', default: String(KWOK_POD_WORKERS) },
     json: { type: 'boolean', default: false },
+    // A CPU profile of the controller over its first scheduler round with the Headroom
+    // extender, written here (a diagnostic: profiling slows it, so that run's ratio is not one to quote).
+    'profile-dir': { type: 'string' },
   },
 });
 const num = (k: keyof typeof values) => {
@@ -70,6 +92,8 @@ const BURST = num('burst');
 const SCHED_PODS = num('sched-pods');
 const ROUNDS = Math.max(1, num('rounds'));
 const BOOT_DELAY_MS = num('boot-delay');
+/** kwok's pod stage workers (0: kwok's default, 4); see KWOK_POD_WORKERS. */
+const KWOK_WORKERS = num('kwok-pod-workers');
 const LOAD_NS = 'scale-load';
 const GROUP_NS = 'scale-groups';
 const BURST_NS = 'scale-burst';
@@ -137,7 +161,7 @@ async function main(): Promise<void> {
   let cgroup: MemoryCgroup | undefined;
   const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS } };
   try {
-    cp = await startControlPlane({ scheduler: true, kwok: true, apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400', `--etcd-compaction-interval=${COMPACTION_S}s`] });
+    cp = await startControlPlane({ scheduler: true, kwok: kwokOptions(KWOK_WORKERS), apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400', `--etcd-compaction-interval=${COMPACTION_S}s`] });
     const kc = cp.kubeConfig();
     const client = new KubeClient(kc);
     const createPod = (namespace: string) => (body: V1Pod) => client.request('POST', `/api/v1/namespaces/${namespace}/pods`, { body });
@@ -160,8 +184,12 @@ async function main(): Promise<void> {
       },
     }));
     const podSeconds = NODES > 0 ? await createAll(pods, createPod(LOAD_NS), 'pods') : 0;
-    report.setup = { nodeSeconds, podSeconds };
     progress(`${NODES} nodes in ${nodeSeconds.toFixed(0)} s, ${PODS} pods in ${podSeconds.toFixed(0)} s`);
+    // A steady cluster is settled: its pods Running. Else kwok is still marking them when
+    // Headroom starts and when the burst comes, and the burst waits behind that backlog.
+    const settleSeconds = await waitUntilRunning(client, LOAD_NS);
+    report.setup = { nodeSeconds, podSeconds, settleSeconds, kwokPodWorkers: KWOK_WORKERS || 4 };
+    progress(`steady pods all Running ${settleSeconds.toFixed(0)} s after the last was created`);
 
     // GROUPS node groups, 0 replicas, shapes varied so the solver has a real choice.
     const shapes = [{ cpu: '4', memory: '16Gi' }, { cpu: '8', memory: '32Gi' }, { cpu: '16', memory: '64Gi' }, { cpu: '32', memory: '128Gi' }];
@@ -193,7 +221,7 @@ async function main(): Promise<void> {
       '--import', 'tsx', join(process.cwd(), 'test', 'integration', 'controller-cli-entry.ts'), 'controller',
       '--kubeconfig', cp.kubeconfigPath, '--namespace', GROUP_NS, '--cluster-name', 'test',
       '--metrics-address', `127.0.0.1:${metricsPort}`, '--webhook-address', `127.0.0.1:${webhookPort}`, '--tls-dir', tlsDir,
-      '--solver-threads', '1', '--log-level', 'warn',
+      '--solver-threads', '1', '--log-level', 'warn', ...(values['profile-dir'] ? ['--profiling'] : []),
     ]);
     controller = ManagedProcess.start('headroom-controller', command.binary, command.args, { logFile: join(dir, 'controller.log') });
     const pid = controller.pid;
@@ -235,9 +263,22 @@ async function main(): Promise<void> {
     // 3. The burst.
     const created = new Map<string, number>();
     const running = new Map<string, number>();
+    const bound = new Map<string, number>();
     const scaleWrites: number[] = [];
     const stopPods = await watch(kc, `/api/v1/namespaces/${BURST_NS}/pods`, (pod: V1Pod) => {
-      if (pod.status?.phase === 'Running' && !running.has(pod.metadata!.name!)) running.set(pod.metadata!.name!, Date.now());
+      const name = pod.metadata!.name!;
+      if (pod.spec?.nodeName && !bound.has(name)) bound.set(name, Date.now());
+      if (pod.status?.phase === 'Running' && !running.has(name)) running.set(name, Date.now());
+    });
+    // The environment's share: Machines made by the fixture, their Nodes Ready (kwok).
+    const machinesSeen = new Map<string, number>();
+    const stopMachines = await watch(kc, `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machines`, (m: { metadata: { name: string } }) => {
+      if (!machinesSeen.has(m.metadata.name)) machinesSeen.set(m.metadata.name, Date.now());
+    });
+    const nodesReady = new Map<string, number>();
+    const stopNodes = await watch(kc, `/api/v1/nodes?labelSelector=${encodeURIComponent(`fixture.headroom.dev/namespace=${GROUP_NS}`)}`, (n: V1Node) => {
+      const ready = n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+      if (ready && !nodesReady.has(n.metadata!.name!)) nodesReady.set(n.metadata!.name!, Date.now());
     });
     let replicasSeen = 0;
     const replicasByGroup = new Map<string, number>();
@@ -269,6 +310,8 @@ async function main(): Promise<void> {
     }
     stopPods();
     stopGroups();
+    stopMachines();
+    stopNodes();
     clearInterval(rssTimer);
     clearInterval(heapTimer);
     const lat = [...running.entries()].map(([n, at]) => (at - created.get(n)!) / 1000);
@@ -287,6 +330,17 @@ async function main(): Promise<void> {
       replicas: replicasSeen,
       groupsUsed: [...replicasByGroup.values()].filter((r) => r > 0).length,
       fixtureBootDelaySeconds: BOOT_DELAY_MS / 1000,
+      // Each step's first and last, in seconds after the first pod's creation.
+      timeline: {
+        created: span(created.values(), burstStart),
+        scaledUp: span(scaleWrites, burstStart),
+        machinesCreated: span(machinesSeen.values(), burstStart),
+        nodesReady: span(nodesReady.values(), burstStart),
+        podsBound: span(bound.values(), burstStart),
+        podsRunning: span(running.values(), burstStart),
+      },
+      podToBoundP50: median([...bound.entries()].map(([n, at]) => (at - created.get(n)!) / 1000)),
+      boundToRunningP50: median([...running.entries()].filter(([n]) => bound.has(n)).map(([n, at]) => (at - bound.get(n)!) / 1000)),
     };
     report.rss = {
       syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB,
@@ -309,9 +363,14 @@ async function main(): Promise<void> {
     const rates: Record<'headroom' | 'floor', number[]> = { headroom: [], floor: [] };
     if (SCHED_PODS > 1) {
       for (let r = 0; r < ROUNDS; r++) {
-        for (const kind of ['headroom', 'floor'] as const) {
+        // ABBA: which goes first alternates, so a drift over the phase (GC, the cluster
+        // growing by these pods) does not favour either.
+        for (const kind of r % 2 === 0 ? (['headroom', 'floor'] as const) : (['floor', 'headroom'] as const)) {
           const ext = kind === 'headroom' ? { url: webhookUrl, caPem: tls.caPem } : floor;
+          const profileDir = kind === 'headroom' && r === 0 ? values['profile-dir'] : undefined;
+          const profile = profileDir ? fetch(`http://127.0.0.1:${metricsPort}/debug/profile/cpu?seconds=${PROFILE_SECONDS}`).then((res) => res.text()) : undefined;
           rates[kind].push(await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS));
+          if (profile && profileDir) writeFileSync(join(profileDir, `controller-scheduler-${Date.now()}.cpuprofile`), await profile);
           progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
         }
       }
@@ -348,6 +407,24 @@ async function main(): Promise<void> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** First and last of some instants, in seconds after `from` (NaN when there are none). */
+function span(instants: Iterable<number>, from: number): { first: number; last: number; count: number } {
+  const xs = [...instants];
+  return xs.length === 0 ? { first: NaN, last: NaN, count: 0 } : { first: (Math.min(...xs) - from) / 1000, last: (Math.max(...xs) - from) / 1000, count: xs.length };
+}
+
+/** Waits until no pod in `namespace` is other than Running (one small LIST every 2 s); resolves with the seconds it took. */
+async function waitUntilRunning(client: KubeClient, namespace: string): Promise<number> {
+  const started = Date.now();
+  const path = `/api/v1/namespaces/${namespace}/pods?limit=1&fieldSelector=${encodeURIComponent('status.phase!=Running')}`;
+  for (let polls = 0; ; polls++) {
+    const list = (await client.request('GET', path)) as { items: unknown[] };
+    if (list.items.length === 0) return (Date.now() - started) / 1000;
+    if (polls % 15 === 0) progress(`steady pods: waiting for kwok to mark them Running (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+    await sleep(2000);
+  }
+}
 
 /** Watches `path`, calling `on` for every object event; re-lists on close. Returns a stop function. */
 async function watch<T>(kc: KubeConfig, path: string, on: (obj: T) => void): Promise<() => void> {
@@ -394,6 +471,8 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: 
   }
 }
 
+/** The --profile-dir CPU profile's length: a scheduler round's pod creation and binding. */
+const PROFILE_SECONDS = 20;
 /** How long the webhook and extender are loaded after the controller resumes (covers the relist). */
 const RELIST_LOAD_SECONDS = 30;
 /**
@@ -482,15 +561,19 @@ function print(r: Record<string, unknown>): void {
   const la = r.loadAverage as { start: number; end: number };
   console.log(`\nHeadroom scale benchmark: ${c.nodes} nodes, ${c.pods} pods, ${c.groups} node groups, burst ${c.burst} (total ${fmt(r.totalSeconds as number, 0)} s; load average ${fmt(la.start, 1)} -> ${fmt(la.end, 1)})`);
   console.log(`  phases: ${Object.entries(r.phaseSeconds as Record<string, number>).map(([k, v]) => `${k} ${fmt(v, 0)} s`).join(', ')}`);
-  const s = r.setup as { nodeSeconds: number; podSeconds: number };
-  console.log(`  setup: nodes ${fmt(s.nodeSeconds, 0)} s, pods ${fmt(s.podSeconds, 0)} s`);
+  const s = r.setup as { nodeSeconds: number; podSeconds: number; settleSeconds: number; kwokPodWorkers: number };
+  console.log(`  setup: nodes ${fmt(s.nodeSeconds, 0)} s, pods ${fmt(s.podSeconds, 0)} s, then all pods Running ${fmt(s.settleSeconds, 0)} s later (kwok pod workers ${s.kwokPodWorkers})`);
   const f = r.duringFullList as { syncSeconds: number; webhook: LoadResult; extender: LoadResult };
   console.log(`  full list at start: controller ready after ${fmt(f.syncSeconds, 1)} s; meanwhile (50 req/s each):`);
   console.log(line('webhook /mutate/pods', f.webhook));
   console.log(line('extender /scheduler/filter (500 names)', f.extender));
-  const b = r.burst as Record<string, number> & { running: number; pods: number; firstCreateToLastRunningSeconds: number; createSeconds: number; podToRunningP50: number; podToRunningP99: number; podToRunningMax: number; firstScaleAfterFirstPodSeconds: number; lastScaleAfterLastPodSeconds: number; fixtureBootDelaySeconds: number };
+  const b = r.burst as Record<string, number> & { running: number; pods: number; firstCreateToLastRunningSeconds: number; createSeconds: number; podToRunningP50: number; podToRunningP99: number; podToRunningMax: number; firstScaleAfterFirstPodSeconds: number; lastScaleAfterLastPodSeconds: number; fixtureBootDelaySeconds: number; podToBoundP50: number; boundToRunningP50: number };
   console.log(`  burst: ${b.running}/${b.pods} Running; first create -> last Running ${fmt(b.firstCreateToLastRunningSeconds, 1)} s (creating took ${fmt(b.createSeconds, 1)} s)`);
   console.log(`    per pod create -> Running: p50 ${fmt(b.podToRunningP50, 1)} s, p99 ${fmt(b.podToRunningP99, 1)} s, max ${fmt(b.podToRunningMax, 1)} s`);
+  const tl = b.timeline as unknown as Record<string, { first: number; last: number; count: number }>;
+  const step = (label: string, x: { first: number; last: number; count: number }) => `${label} ${fmt(x.first, 1)}-${fmt(x.last, 1)} s (${x.count})`;
+  console.log(`    timeline after the first create, first-last (count): ${step('created', tl.created!)}; ${step('Headroom scaled up', tl.scaledUp!)}; ${step('Machines created', tl.machinesCreated!)}; ${step('Nodes Ready', tl.nodesReady!)}; ${step('pods bound', tl.podsBound!)}; ${step('pods Running', tl.podsRunning!)}`);
+  console.log(`    per pod: create -> bound p50 ${fmt(b.podToBoundP50, 1)} s, bound -> Running p50 ${fmt(b.boundToRunningP50, 1)} s`);
   console.log(`    Headroom's share: first scale-up ${fmt(b.firstScaleAfterFirstPodSeconds, 1)} s after the first pod, last ${fmt(b.lastScaleAfterLastPodSeconds, 1)} s after the last pod (${b.scaleWrites} raises, ${b.replicas} replicas in ${b.groupsUsed} groups); fixture boot delay ${fmt(b.fixtureBootDelaySeconds, 1)} s`);
   const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number; heapSyncedMb: number; heapBurstPeakMb: number };
   console.log(`  controller RSS: ${fmt(m.syncedMb, 0)} MB synced, ${fmt(m.burstPeakMb, 0)} MB peak in the burst, ${fmt(m.endMb, 0)} MB at the end; chart limit ${m.chartLimitMb} MB; Karpenter's bound ${m.karpenterBoundMb} MB (at 1,000 pods)`);

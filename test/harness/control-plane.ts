@@ -70,10 +70,10 @@
  *        leaderElection.leaderElect=false, and `profiles: [{ schedulerName }]` when you
  *        give no profiles. Pods opt in with `spec.schedulerName`. Stop it with
  *        `component.stop()` when your test is done (or it goes with the control plane).
- *    .startControllerManager({ controllers? }) / .startKwok(): Promise<Component>
+ *    .startControllerManager({ controllers? }) / .startKwok(KwokOptions?): Promise<Component>
  *    .startClusterApi({ namespace?, featureGates?, args? }): Promise<Component>  (one per plane)
  *    .stop()            kills every component (process groups), removes the temp dir.
- *  Component: { name, pid, logFile, running, stop() }
+ *  Component: { name, pid, logFile, healthUrl, running, stop() }
  *
  * RELATED HELPERS (test/harness/):
  *  machine-fixture.ts  MachineFixture.start({ kubeConfig, namespace?, bootDelayMs?, intervalMs?,
@@ -128,8 +128,8 @@ export interface ControlPlaneOptions {
   readonly scheduler?: boolean;
   /** Start kube-controller-manager (DEFAULT_CONTROLLERS unless given). */
   readonly controllerManager?: boolean | { readonly controllers?: readonly string[] };
-  /** Start kwok for nodes annotated kwok.x-k8s.io/node=fake. */
-  readonly kwok?: boolean;
+  /** Start kwok for nodes annotated kwok.x-k8s.io/node=fake (with these options if an object). */
+  readonly kwok?: boolean | KwokOptions;
   /**
    * Start the real Cluster API core manager (cluster-api.ts): installs all of its CRDs
    * (instead of the five of `crds`) and the kwok provider's, and wires its webhooks.
@@ -146,6 +146,35 @@ export interface ControlPlaneOptions {
   readonly startTimeoutMs?: number;
 }
 
+/**
+ * kwok's KwokConfiguration options (sigs.k8s.io/kwok pkg/apis/config/v1alpha1), given to
+ * kwok as a second --config document. Unset ones keep kwok's defaults (4 pod and 4 node
+ * stage workers, 1 pods-on-node sync worker, no stream watch). One kwok process plays
+ * every kubelet, so its defaults serialize what a real cluster's kubelets do side by side;
+ * a scale run raises them (test/bench/scale.ts).
+ */
+export interface KwokOptions {
+  /** Pod stage workers (a pod marked Running is one status PATCH by one of them). */
+  readonly podPlayStageParallelism?: number;
+  readonly nodePlayStageParallelism?: number;
+  /** Workers that list a newly managed node's pods (one LIST each). */
+  readonly podsOnNodeSyncParallelism?: number;
+  readonly enablePodsOnNodeSyncStreamWatch?: boolean;
+}
+
+/** kwok v0.8's KwokConfiguration defaults (zz_generated.defaults.go), less what startKwok passes as flags. */
+const KWOK_DEFAULT_OPTIONS = {
+  enableDebuggingHandlers: true,
+  enableContentionProfiling: false,
+  enableProfilingHandler: true,
+  podPlayStageParallelism: 4,
+  nodePlayStageParallelism: 4,
+  nodeLeaseParallelism: 4,
+  podsOnNodeSyncParallelism: 1,
+  enablePodsOnNodeSyncListPager: true,
+  enablePodsOnNodeSyncStreamWatch: false,
+};
+
 export interface SchedulerOptions {
   /** Profile name pods select via spec.schedulerName; default "default-scheduler". */
   readonly schedulerName?: string;
@@ -159,6 +188,8 @@ export interface Component {
   readonly name: string;
   readonly pid: number;
   readonly logFile: string;
+  /** The health endpoint it was started against (its serving address). */
+  readonly healthUrl: string;
   readonly running: boolean;
   stop(): Promise<void>;
 }
@@ -217,7 +248,7 @@ export class ControlPlane {
       if (opts.controllerManager) {
         optional.push(cp.startControllerManager(typeof opts.controllerManager === 'object' ? opts.controllerManager : {}));
       }
-      if (opts.kwok) optional.push(cp.startKwok());
+      if (opts.kwok) optional.push(cp.startKwok(typeof opts.kwok === 'object' ? opts.kwok : {}));
       if (opts.clusterApi) optional.push(cp.startClusterApi(typeof opts.clusterApi === 'object' ? opts.clusterApi : {}));
       await Promise.all(optional);
       return cp;
@@ -349,11 +380,20 @@ export class ControlPlane {
     ], `https://127.0.0.1:${port}/healthz`);
   }
 
-  async startKwok(): Promise<Component> {
+  async startKwok(opts: KwokOptions = {}): Promise<Component> {
     const port = await freePort();
+    const options = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
+    const configs = [this.assets.kwokStages];
+    if (Object.keys(options).length > 0) {
+      const path = join(this.dir, `kwok-configuration-${port}.yaml`);
+      // kwok v0.8 does not default a KwokConfiguration read from a file: every option it
+      // needs is written, kwok's defaults for those not asked for.
+      writeFileSync(path, JSON.stringify({ apiVersion: 'config.kwok.x-k8s.io/v1alpha1', kind: 'KwokConfiguration', options: { ...KWOK_DEFAULT_OPTIONS, ...options } }));
+      configs.push(path);
+    }
     return this.startServing('kwok', 'kwok', [
       `--kubeconfig=${this.kubeconfigPath}`,
-      `--config=${this.assets.kwokStages}`,
+      ...configs.map((c) => `--config=${c}`),
       '--manage-all-nodes=false',
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
       '--cidr=10.128.0.0/12', // pod IPs; the default /24 runs out at 254 pods
@@ -456,6 +496,7 @@ export class ControlPlane {
       name,
       pid: p.pid,
       logFile: p.logFile,
+      healthUrl,
       get running() {
         return p.running;
       },
