@@ -271,9 +271,9 @@ async function main(): Promise<void> {
       if (pod.status?.phase === 'Running' && !running.has(name)) running.set(name, Date.now());
     });
     // The environment's share: Machines made by the fixture, their Nodes Ready (kwok).
-    const machinesSeen = new Map<string, number>();
-    const stopMachines = await watch(kc, `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machines`, (m: { metadata: { name: string } }) => {
-      if (!machinesSeen.has(m.metadata.name)) machinesSeen.set(m.metadata.name, Date.now());
+    const machinesSeen = new Map<string, { seen: number; created: number }>();
+    const stopMachines = await watch(kc, `/apis/cluster.x-k8s.io/v1beta2/namespaces/${GROUP_NS}/machines`, (m: { metadata: { name: string; creationTimestamp?: string } }) => {
+      if (!machinesSeen.has(m.metadata.name)) machinesSeen.set(m.metadata.name, { seen: Date.now(), created: Date.parse(m.metadata.creationTimestamp ?? '') });
     });
     const nodesReady = new Map<string, number>();
     const stopNodes = await watch(kc, `/api/v1/nodes?labelSelector=${encodeURIComponent(`fixture.headroom.dev/namespace=${GROUP_NS}`)}`, (n: V1Node) => {
@@ -334,7 +334,8 @@ async function main(): Promise<void> {
       timeline: {
         created: span(created.values(), burstStart),
         scaledUp: span(scaleWrites, burstStart),
-        machinesCreated: span(machinesSeen.values(), burstStart),
+        // Not those made before the burst (creationTimestamp has whole seconds).
+        machinesCreated: span([...machinesSeen.values()].filter((m) => !(m.created < Math.floor(burstStart / 1000) * 1000)).map((m) => m.seen), burstStart),
         nodesReady: span(nodesReady.values(), burstStart),
         podsBound: span(bound.values(), burstStart),
         podsRunning: span(running.values(), burstStart),
@@ -361,6 +362,9 @@ async function main(): Promise<void> {
     // 5. kube-scheduler throughput: Headroom's extender vs a do-nothing one, alternating.
     floor = await startChild('extender-floor');
     const rates: Record<'headroom' | 'floor', number[]> = { headroom: [], floor: [] };
+    // Where the difference comes from: per round, the controller's and kube-scheduler's
+    // CPU per pod and the controller's event-loop delay (what an extender call waits).
+    const costs: Record<'headroom' | 'floor', RoundCost[]> = { headroom: [], floor: [] };
     if (SCHED_PODS > 1) {
       for (let r = 0; r < ROUNDS; r++) {
         // ABBA: which goes first alternates, so a drift over the phase (GC, the cluster
@@ -369,14 +373,18 @@ async function main(): Promise<void> {
           const ext = kind === 'headroom' ? { url: webhookUrl, caPem: tls.caPem } : floor;
           const profileDir = kind === 'headroom' && r === 0 ? values['profile-dir'] : undefined;
           const profile = profileDir ? fetch(`http://127.0.0.1:${metricsPort}/debug/profile/cpu?seconds=${PROFILE_SECONDS}`).then((res) => res.text()) : undefined;
-          rates[kind].push(await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS));
+          const before = await controllerSample(pid, metricsPort);
+          const run = await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS);
+          const after = await controllerSample(pid, metricsPort);
+          rates[kind].push(run.podsPerSecond);
+          costs[kind].push({ controllerCpuMsPerPod: (1000 * (after.cpuSeconds - before.cpuSeconds)) / SCHED_PODS, schedulerCpuMsPerPod: run.schedulerCpuMsPerPod, loopDelayMeanMs: after.loopDelayMeanMs, loopDelayP99Ms: after.loopDelayP99Ms, loopDelayMaxMs: after.loopDelayMaxMs });
           if (profile && profileDir) writeFileSync(join(profileDir, `controller-scheduler-${Date.now()}.cpuprofile`), await profile);
           progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
         }
       }
     }
     endPhase('scheduler throughput');
-    report.scheduler = { podsPerRun: SCHED_PODS, headroom: rates.headroom, floor: rates.floor, ratio: median(rates.headroom) / median(rates.floor) };
+    report.scheduler = { podsPerRun: SCHED_PODS, headroom: rates.headroom, floor: rates.floor, ratio: median(rates.headroom) / median(rates.floor), costs };
     report.rss = { ...(report.rss as object), endMb: rssMb(pid) };
 
     // 6. A forced 410 Gone in the running controller.
@@ -444,7 +452,7 @@ async function watch<T>(kc: KubeConfig, path: string, on: (obj: T) => void): Pro
 }
 
 /** Pods created while their scheduler is down; then start it and time first to last binding. */
-async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: V1Pod) => Promise<unknown>, schedulerName: string, ext: { url: string; caPem: string }, count: number): Promise<number> {
+async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: V1Pod) => Promise<unknown>, schedulerName: string, ext: { url: string; caPem: string }, count: number): Promise<{ podsPerSecond: number; schedulerCpuMsPerPod: number }> {
   const pods = Array.from({ length: count }, (_, i): V1Pod => ({
     metadata: { name: `${schedulerName}-${i}`, namespace: LOAD_NS },
     spec: { schedulerName, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
@@ -461,14 +469,37 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: 
   };
   const scheduler = await cp.startScheduler({ schedulerName, config });
   try {
+    const cpuBefore = cpuSeconds(scheduler.pid);
     const deadline = Date.now() + 300_000;
     while (bound.size < count && Date.now() < deadline) await sleep(100);
     const times = [...bound.values()];
-    return bound.size < 2 ? NaN : (bound.size - 1) / ((Math.max(...times) - Math.min(...times)) / 1000);
+    return {
+      podsPerSecond: bound.size < 2 ? NaN : (bound.size - 1) / ((Math.max(...times) - Math.min(...times)) / 1000),
+      schedulerCpuMsPerPod: (1000 * (cpuSeconds(scheduler.pid) - cpuBefore)) / Math.max(1, bound.size),
+    };
   } finally {
     stop();
     await scheduler.stop();
   }
+}
+
+interface RoundCost { controllerCpuMsPerPod: number; schedulerCpuMsPerPod: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }
+
+/** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * The controller's CPU so far, and its event-loop delay since the last scrape of its
+ * /metrics (prom-client resets that histogram on every scrape, so a scrape before a
+ * round and one after give the round's).
+ */
+async function controllerSample(pid: number, metricsPort: number): Promise<{ cpuSeconds: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }> {
+  const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text(), () => '');
+  const ms = (name: string) => 1000 * Number(new RegExp(`^headroom_nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { cpuSeconds: cpuSeconds(pid), loopDelayMeanMs: ms('mean'), loopDelayP99Ms: ms('p99'), loopDelayMaxMs: ms('max') };
 }
 
 /** The --profile-dir CPU profile's length: a scheduler round's pod creation and binding. */
@@ -587,8 +618,13 @@ function print(r: Record<string, unknown>): void {
   console.log(line('extender prioritize, 500 names, 1 connection', e.prioritize500Names1Conn!));
   console.log(line(`extender filter, all ${c.nodes} names, 1 connection`, e.filterAllNames1Conn!));
   console.log(line('extender filter, 500 names, 4 connections', e.filter500Names4Conn!));
-  const k = r.scheduler as { podsPerRun: number; headroom: number[]; floor: number[]; ratio: number };
+  const k = r.scheduler as { podsPerRun: number; headroom: number[]; floor: number[]; ratio: number; costs: Record<'headroom' | 'floor', RoundCost[]> };
   console.log(`  kube-scheduler, ${k.podsPerRun} pods per run: Headroom extender ${fmt(median(k.headroom), 1)} pods/s (${k.headroom.map((x) => fmt(x, 1)).join(', ')}), do-nothing extender ${fmt(median(k.floor), 1)} pods/s (${k.floor.map((x) => fmt(x, 1)).join(', ')}), ratio ${fmt(k.ratio, 2)}`);
+  for (const kind of ['headroom', 'floor'] as const) {
+    const c = k.costs[kind];
+    const m = (f: (x: RoundCost) => number, d = 2) => fmt(median(c.map(f)), d);
+    console.log(`    ${kind === 'headroom' ? 'Headroom rounds  ' : 'do-nothing rounds'} (medians): controller ${m((x) => x.controllerCpuMsPerPod)} CPU-ms/pod, kube-scheduler ${m((x) => x.schedulerCpuMsPerPod)} CPU-ms/pod; controller event-loop delay mean ${m((x) => x.loopDelayMeanMs)} ms, p99 ${m((x) => x.loopDelayP99Ms)} ms, max ${m((x) => x.loopDelayMaxMs, 0)} ms`);
+  }
   const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number; heapPeakMb: number };
   console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB, heap peak ${fmt(g.heapPeakMb, 0)} MB; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
   console.log(line('webhook /mutate/pods', g.webhook));
