@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { type MessagePort, workerData } from 'node:worker_threads';
 import type { ClusterSnapshot } from '../src/cluster/snapshot.js';
 import { ffd } from '../src/packing/ffd.js';
@@ -50,5 +51,7 @@ function receive(port: MessagePort): Promise<ClusterSnapshot> {
 /** Piscina worker entry: one pure solve per task; the plan goes back in slices. */
 export default async function run(task: SolveTask): Promise<PlanParts> {
   const snapshot = await receive(task.port);
-  return planParts(task.solver === 'ffd' ? ffd(snapshot, task.options) : solve(snapshot, task.options));
+  const parts = planParts(task.solver === 'ffd' ? ffd(snapshot, task.options) : solve(snapshot, task.options));
+  const heap = getHeapStatistics();
+  return { ...parts, workerHeap: { usedBytes: heap.used_heap_size, committedBytes: heap.total_heap_size } };
 }

@@ -12,6 +12,7 @@ import { installLastResort } from './last-resort.js';
 import { createHandler } from '../server/app.js';
 import { listen, type RunningServer } from '../server/listen.js';
 import { registry } from '../server/metrics.js';
+import { registerSolverWorkerMetrics } from '../controller/metrics.js';
 import { parseDuration } from '../api/nodepool.js';
 import { type Command, CliError, UsageError } from './command.js';
 import { createLogger, logTo } from './logger.js';
@@ -191,6 +192,7 @@ export const controllerCommand: Command = {
     const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
     const intake = webhook ? new DemandIntake() : undefined;
     const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined, { priority: priorityRaw as SolverPriority });
+    if (pool) registerSolverWorkerMetrics(registry, pool.workerHeap);
     const stateNamespace = (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default';
     const controller = new Controller({
       log,

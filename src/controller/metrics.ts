@@ -17,6 +17,25 @@ import { registerClusterStateMetrics } from './cluster-state-metrics.js';
  * Gauges that mirror state are computed at scrape time from the cache, so they
  * can never lag behind it.
  */
+/**
+ * The solver workers' heaps, which the process metrics (the main thread's isolate) do
+ * not include: what the last solve's worker used and had committed as it ended, and the
+ * most any worker committed.
+ */
+export function registerSolverWorkerMetrics(registry: Registry, workerHeap: { usedBytes: number; committedBytes: number; maxCommittedBytes: number }): void {
+  new Gauge({
+    name: `${METRIC_PREFIX}solver_worker_heap_bytes`,
+    help: 'V8 heap of the solver worker thread that ran the last solve, as it ended (used, committed), and the most any solve\'s worker committed (max_committed).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ kind: 'used' }, workerHeap.usedBytes);
+      this.set({ kind: 'committed' }, workerHeap.committedBytes);
+      this.set({ kind: 'max_committed' }, workerHeap.maxCommittedBytes);
+    },
+  });
+}
+
 export interface ControllerMetrics {
   observeCycle(report: CycleReport): void;
   observeDisruption(report: DisruptionReport): void;

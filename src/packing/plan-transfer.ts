@@ -12,6 +12,14 @@ export interface PlanParts {
   placements: Uint8Array[];
   unschedulable: Uint8Array[];
   addedPerHour: number;
+  /** The worker's V8 heap when the solve ended (the main thread's metrics cannot see it). */
+  workerHeap?: WorkerHeap;
+}
+
+/** A solver worker's heap, bytes: in use (live and not yet collected), and committed (what RSS sees). */
+export interface WorkerHeap {
+  usedBytes: number;
+  committedBytes: number;
 }
 
 export const PLAN_SLICE = 1000;

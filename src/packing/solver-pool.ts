@@ -4,7 +4,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Plan } from './plan.js';
-import { type PlanParts, assemblePlan } from './plan-transfer.js';
+import { type PlanParts, type WorkerHeap, assemblePlan } from './plan-transfer.js';
 import { SnapshotEncoder, partTransferList } from './snapshot-transfer.js';
 import type { SolveOptions } from './solve-options.js';
 
@@ -64,6 +64,8 @@ export class SolveAbortedError extends Error {}
 export class SolverPool {
   private pool: Piscina | undefined;
   private readonly encoder = new SnapshotEncoder();
+  /** The heap of the worker that ran the last solve, as it ended; the most any solve's worker committed. */
+  readonly workerHeap: WorkerHeap & { maxCommittedBytes: number } = { usedBytes: 0, committedBytes: 0, maxCommittedBytes: 0 };
 
   /**
    * Starts `size` workers (default: all cores but one, at least one) at `priority`
@@ -121,7 +123,12 @@ export class SolverPool {
       port1.close();
       throw err;
     }
-    return assemblePlan(await result, () => nextTurn());
+    const parts = await result;
+    if (parts.workerHeap) {
+      Object.assign(this.workerHeap, parts.workerHeap);
+      this.workerHeap.maxCommittedBytes = Math.max(this.workerHeap.maxCommittedBytes, parts.workerHeap.committedBytes);
+    }
+    return assemblePlan(parts, () => nextTurn());
   }
 
   async destroy(): Promise<void> {

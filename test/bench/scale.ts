@@ -138,6 +138,12 @@ const heapFromMetrics = (text: string): number => {
   const m = /^headroom_nodejs_heap_size_used_bytes (\S+)/m.exec(text);
   return m ? Number(m[1]) / 2 ** 20 : NaN;
 };
+/** The most a solver worker's heap committed (the worker is not in the process metrics), MB. */
+const workerHeapMb = (metricsPort: number): Promise<number> =>
+  fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).then((text) => {
+    const m = /^headroom_solver_worker_heap_bytes\{kind="max_committed"\} (\S+)/m.exec(text);
+    return m ? Number(m[1]) / 2 ** 20 : NaN;
+  }, () => NaN);
 const heapMb = (metricsPort: number): Promise<number> =>
   fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).then(heapFromMetrics, () => NaN);
 
@@ -345,7 +351,7 @@ async function main(): Promise<void> {
     };
     report.rss = {
       syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB,
-      heapSyncedMb: heapSynced, heapBurstPeakMb: Math.max(heapSynced, ...heapSamples),
+      heapSyncedMb: heapSynced, heapBurstPeakMb: Math.max(heapSynced, ...heapSamples), solverWorkerHeapMaxMb: await workerHeapMb(metricsPort),
     };
     progress(`burst: ${running.size}/${BURST} Running`);
     endPhase('burst');
@@ -606,9 +612,9 @@ function print(r: Record<string, unknown>): void {
   console.log(`    timeline after the first create, first-last (count): ${step('created', tl.created!)}; ${step('Headroom scaled up', tl.scaledUp!)}; ${step('Machines created', tl.machinesCreated!)}; ${step('Nodes Ready', tl.nodesReady!)}; ${step('pods bound', tl.podsBound!)}; ${step('pods Running', tl.podsRunning!)}`);
   console.log(`    per pod: create -> bound p50 ${fmt(b.podToBoundP50, 1)} s, bound -> Running p50 ${fmt(b.boundToRunningP50, 1)} s`);
   console.log(`    Headroom's share: first scale-up ${fmt(b.firstScaleAfterFirstPodSeconds, 1)} s after the first pod, last ${fmt(b.lastScaleAfterLastPodSeconds, 1)} s after the last pod (${b.scaleWrites} raises, ${b.replicas} replicas in ${b.groupsUsed} groups); fixture boot delay ${fmt(b.fixtureBootDelaySeconds, 1)} s`);
-  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number; heapSyncedMb: number; heapBurstPeakMb: number };
+  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number; heapSyncedMb: number; heapBurstPeakMb: number; solverWorkerHeapMaxMb: number };
   console.log(`  controller RSS: ${fmt(m.syncedMb, 0)} MB synced, ${fmt(m.burstPeakMb, 0)} MB peak in the burst, ${fmt(m.endMb, 0)} MB at the end; chart limit ${m.chartLimitMb} MB; Karpenter's bound ${m.karpenterBoundMb} MB (at 1,000 pods)`);
-  console.log(`  controller V8 heap in use: ${fmt(m.heapSyncedMb, 0)} MB synced, ${fmt(m.heapBurstPeakMb, 0)} MB peak in the burst (sampled every 5 s)`);
+  console.log(`  controller V8 heap in use: ${fmt(m.heapSyncedMb, 0)} MB synced, ${fmt(m.heapBurstPeakMb, 0)} MB peak in the burst (sampled every 5 s); solver worker heap at most ${fmt(m.solverWorkerHeapMaxMb, 0)} MB committed`);
   const ml = r.memoryLimit as { cgroup: string; limitMb?: number; peakMb?: number; limitHits?: number; oomKills?: number; controllerAlive?: boolean };
   console.log(ml.peakMb === undefined
     ? `  memory limit: ${ml.cgroup}`

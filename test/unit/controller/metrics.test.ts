@@ -5,7 +5,7 @@ import type { CapiActuator } from '../../../src/capi/actuator.js';
 import { loadObjects } from '../../../src/cluster/load-objects.js';
 import type { ClusterObjects } from '../../../src/cluster/objects.js';
 import { SnapshotBuilder } from '../../../src/cluster/snapshot-builder.js';
-import { registerControllerMetrics } from '../../../src/controller/metrics.js';
+import { registerControllerMetrics, registerSolverWorkerMetrics } from '../../../src/controller/metrics.js';
 import type { DisruptionReport } from '../../../src/disruption/disruption-report.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
 import type { CycleReport } from '../../../src/provisioning/cycle-report.js';
@@ -35,6 +35,17 @@ function value(text: string, series: string): number | undefined {
 const group = { id: 'MachineDeployment/ns/md', kind: 'MachineDeployment', namespace: 'ns', name: 'md', nodePool: 'general' };
 
 describe('controller metrics', () => {
+  it('exports the solver worker\'s heap, read at scrape time', async () => {
+    const registry = new Registry();
+    const heap = { usedBytes: 1, committedBytes: 2, maxCommittedBytes: 3 };
+    registerSolverWorkerMetrics(registry, heap);
+    heap.committedBytes = 20;
+    const text = await registry.metrics();
+    expect(value(text, 'headroom_solver_worker_heap_bytes{kind="used"}')).to.equal(1);
+    expect(value(text, 'headroom_solver_worker_heap_bytes{kind="committed"}')).to.equal(20);
+    expect(value(text, 'headroom_solver_worker_heap_bytes{kind="max_committed"}')).to.equal(3);
+  });
+
   it('counts that only grow are Counters with _total, copied from the cache and the actuator at scrape time', async () => {
     const text = await setup().registry.metrics();
     expect(text).to.include('# TYPE headroom_informer_relists_total counter');

@@ -73,6 +73,14 @@ describe('SolverPool', () => {
     expect(a.unschedulable.map((u) => u.pod)).to.deep.equal(['default/huge']);
   });
 
+  it('reports the heap of the worker that ran the last solve, which the main thread\'s process metrics cannot see', async () => {
+    await pool.solve(snapshot({ groups: [group('g', { cpu: '2', price: 0.1 })], pendingPods: replicas('web', 3, { cpu: '1' }) }));
+    const h = pool.workerHeap;
+    expect(h.usedBytes).to.be.above(1e5);
+    expect(h.committedBytes).to.be.at.least(h.usedBytes);
+    expect(h.maxCommittedBytes).to.be.at.least(h.committedBytes);
+  });
+
   /** Nice value (field 19) and scheduling policy (field 41) of each thread of this process. */
   function threadSchedules(): { nice: number; policy: number }[] {
     return readdirSync('/proc/self/task').map((tid) => {
