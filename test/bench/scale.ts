@@ -138,12 +138,23 @@ const heapFromMetrics = (text: string): number => {
   const m = /^headroom_nodejs_heap_size_used_bytes (\S+)/m.exec(text);
   return m ? Number(m[1]) / 2 ** 20 : NaN;
 };
-/** The most a solver worker's heap committed (the worker is not in the process metrics), MB. */
-const workerHeapMb = (metricsPort: number): Promise<number> =>
+/**
+ * Where the controller's RSS is, MB, from its /metrics: the main thread's V8 heap
+ * (used, committed), memory outside it (Buffers, ArrayBuffers), and the most a solver
+ * worker's heap committed (workers are not in the process metrics).
+ */
+const memoryParts = (metricsPort: number): Promise<Record<string, number>> =>
   fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).then((text) => {
-    const m = /^headroom_solver_worker_heap_bytes\{kind="max_committed"\} (\S+)/m.exec(text);
-    return m ? Number(m[1]) / 2 ** 20 : NaN;
-  }, () => NaN);
+    const get = (series: string) => {
+      const m = new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)`, 'm').exec(text);
+      return m ? Math.round(Number(m[1]) / 2 ** 20) : NaN;
+    };
+    return {
+      rssMb: get('headroom_process_resident_memory_bytes'), heapUsedMb: get('headroom_nodejs_heap_size_used_bytes'),
+      heapCommittedMb: get('headroom_nodejs_heap_size_total_bytes'), externalMb: get('headroom_nodejs_external_memory_bytes'),
+      solverWorkerHeapMaxMb: get('headroom_solver_worker_heap_bytes{kind="max_committed"}'),
+    };
+  }, () => ({}));
 const heapMb = (metricsPort: number): Promise<number> =>
   fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).then(heapFromMetrics, () => NaN);
 
@@ -351,7 +362,7 @@ async function main(): Promise<void> {
     };
     report.rss = {
       syncedMb: rssSynced, burstPeakMb: Math.max(rssSynced, ...rssSamples), chartLimitMb: CHART_MEMORY_LIMIT_MB, karpenterBoundMb: KARPENTER_BOUND_MB,
-      heapSyncedMb: heapSynced, heapBurstPeakMb: Math.max(heapSynced, ...heapSamples), solverWorkerHeapMaxMb: await workerHeapMb(metricsPort),
+      heapSyncedMb: heapSynced, heapBurstPeakMb: Math.max(heapSynced, ...heapSamples), afterBurst: await memoryParts(metricsPort),
     };
     progress(`burst: ${running.size}/${BURST} Running`);
     endPhase('burst');
@@ -588,6 +599,7 @@ async function forcedRelist(cp: ControlPlane, client: KubeClient, pid: number, m
     extender: extender!,
     rssPeakMb: Math.max(...rss),
     heapPeakMb: Math.max(...heap.filter((h) => !Number.isNaN(h))),
+    after: await memoryParts(metricsPort),
   };
 }
 
@@ -612,9 +624,10 @@ function print(r: Record<string, unknown>): void {
   console.log(`    timeline after the first create, first-last (count): ${step('created', tl.created!)}; ${step('Headroom scaled up', tl.scaledUp!)}; ${step('Machines created', tl.machinesCreated!)}; ${step('Nodes Ready', tl.nodesReady!)}; ${step('pods bound', tl.podsBound!)}; ${step('pods Running', tl.podsRunning!)}`);
   console.log(`    per pod: create -> bound p50 ${fmt(b.podToBoundP50, 1)} s, bound -> Running p50 ${fmt(b.boundToRunningP50, 1)} s`);
   console.log(`    Headroom's share: first scale-up ${fmt(b.firstScaleAfterFirstPodSeconds, 1)} s after the first pod, last ${fmt(b.lastScaleAfterLastPodSeconds, 1)} s after the last pod (${b.scaleWrites} raises, ${b.replicas} replicas in ${b.groupsUsed} groups); fixture boot delay ${fmt(b.fixtureBootDelaySeconds, 1)} s`);
-  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number; heapSyncedMb: number; heapBurstPeakMb: number; solverWorkerHeapMaxMb: number };
+  const m = r.rss as { syncedMb: number; burstPeakMb: number; endMb: number; chartLimitMb: number; karpenterBoundMb: number; heapSyncedMb: number; heapBurstPeakMb: number; afterBurst: Record<string, number> };
   console.log(`  controller RSS: ${fmt(m.syncedMb, 0)} MB synced, ${fmt(m.burstPeakMb, 0)} MB peak in the burst, ${fmt(m.endMb, 0)} MB at the end; chart limit ${m.chartLimitMb} MB; Karpenter's bound ${m.karpenterBoundMb} MB (at 1,000 pods)`);
-  console.log(`  controller V8 heap in use: ${fmt(m.heapSyncedMb, 0)} MB synced, ${fmt(m.heapBurstPeakMb, 0)} MB peak in the burst (sampled every 5 s); solver worker heap at most ${fmt(m.solverWorkerHeapMaxMb, 0)} MB committed`);
+  console.log(`  controller V8 heap in use: ${fmt(m.heapSyncedMb, 0)} MB synced, ${fmt(m.heapBurstPeakMb, 0)} MB peak in the burst (sampled every 5 s)`);
+  console.log(`  after the burst, MB: ${Object.entries(m.afterBurst).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const ml = r.memoryLimit as { cgroup: string; limitMb?: number; peakMb?: number; limitHits?: number; oomKills?: number; controllerAlive?: boolean };
   console.log(ml.peakMb === undefined
     ? `  memory limit: ${ml.cgroup}`
@@ -631,8 +644,8 @@ function print(r: Record<string, unknown>): void {
     const m = (f: (x: RoundCost) => number, d = 2) => fmt(median(c.map(f)), d);
     console.log(`    ${kind === 'headroom' ? 'Headroom rounds  ' : 'do-nothing rounds'} (medians): controller ${m((x) => x.controllerCpuMsPerPod)} CPU-ms/pod, kube-scheduler ${m((x) => x.schedulerCpuMsPerPod)} CPU-ms/pod; controller event-loop delay mean ${m((x) => x.loopDelayMeanMs)} ms, p99 ${m((x) => x.loopDelayP99Ms)} ms, max ${m((x) => x.loopDelayMaxMs, 0)} ms`);
   }
-  const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number; heapPeakMb: number };
-  console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB, heap peak ${fmt(g.heapPeakMb, 0)} MB; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
+  const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number; heapPeakMb: number; after: Record<string, number> };
+  console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB, heap peak ${fmt(g.heapPeakMb, 0)} MB; after it, MB: ${Object.entries(g.after).map(([k, v]) => `${k} ${v}`).join(', ')}; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
   console.log(line('webhook /mutate/pods', g.webhook));
   console.log(line('extender /scheduler/filter (500 names)', g.extender));
 }
