@@ -8,7 +8,7 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { CapiActuator } from '../../../src/capi/actuator.js';
 import '../../../src/cli/last-resort.js';
-import { registerControllerMetrics } from '../../../src/controller/metrics.js';
+import { registerControllerMetrics, registerSolverWorkerMetrics } from '../../../src/controller/metrics.js';
 import '../../../src/extender/routes.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
 import { METRIC_PREFIX, registry as processRegistry } from '../../../src/server/metrics.js';
@@ -39,6 +39,7 @@ export function headroomMetrics(): MetricInfo[] {
   // Only its shape matters here: capiWrites makes the KubeActuator-only counter register.
   const actuator = { capiWrites: {} } as unknown as CapiActuator;
   registerControllerMetrics(controller, {} as ClusterCache, actuator);
+  registerSolverWorkerMetrics(controller, { usedBytes: 0, committedBytes: 0, maxCommittedBytes: 0 });
   const defaults = defaultMetricNames();
   return [...processRegistry.getMetricsAsArray(), ...controller.getMetricsAsArray()]
     .map(info)
