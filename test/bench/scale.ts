@@ -34,6 +34,7 @@
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Watch, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
@@ -164,6 +165,15 @@ function cgroupSummary(cgroup: MemoryCgroup, controller: ManagedProcess) {
   return { peakMb: r.peakBytes / 2 ** 20, limitHits: r.limitHits, oomKills: r.oomKills, controllerAlive: controller.running };
 }
 
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+const listening = (port: number): Promise<boolean> => new Promise((resolve) => {
+  const socket = connect(port, '127.0.0.1', () => {
+    socket.destroy();
+    resolve(true);
+  });
+  socket.on('error', () => resolve(false));
+});
+
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
@@ -245,7 +255,9 @@ async function main(): Promise<void> {
     const started = Date.now();
 
     // 1. Latency while the controller lists everything: as soon as the webhook port answers.
-    while (!(await fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(() => true, () => false))) await sleep(50);
+    // The webhook's port opens a moment after the metrics port: requests before it would
+    // count as errors of the full list, which has only begun.
+    while (!(await fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(() => true, () => false)) || !(await listening(webhookPort))) await sleep(50);
     const samplePod = { metadata: { name: 'p', namespace: BURST_NS }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1', memory: '1Gi' } } }], nodeSelector: { [POOL_LABEL]: 'burst' } } };
     const names = nodes.slice(0, 500).map((n) => n.metadata!.name!);
     const filterBody = JSON.stringify({ Pod: samplePod, NodeNames: names });
