@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1Node, V1Taint } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { parseCapacityAnnotations, parseScalingBounds } from '../api/capacity-annotations.js';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { LogSubject } from '../api/log.js';
@@ -20,7 +20,8 @@ import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type
 import { mapNodesToGroups, resolveMachineSetGroup } from './node-machine-map.js';
 import { nodeAllocatable, schedulingTaints } from './node-parse.js';
 import type { ClusterObjects } from './objects.js';
-import { SKIP, podClass, type EphemeralClaim } from './pod-classify.js';
+import { podClass, type EphemeralClaim } from './pod-classify.js';
+import { placePods, type ClassifiedPod, type PodPlacement } from './pod-placement.js';
 import { poolLimits } from './pool-limits.js';
 import { poolTemplates } from './pool-templates.js';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from './snapshot.js';
@@ -91,6 +92,11 @@ export interface BuildSteps {
   mapNodes(nodes: V1Node[], machines: MachineView[], views: NodeGroupView[]): ReturnType<typeof mapNodesToGroups>;
   /** learnNodeShape of a group's Ready nodes. */
   learnShape(groupId: string, ready: readonly SnapshotNode[]): LearnedShape | undefined;
+  /**
+   * placePods over these pods (non-strict builds), given how to classify one pod and
+   * collect its issues; every invalid pod's issues go to `report`, in list order.
+   */
+  placePods?(pods: readonly V1Pod[], classify: (pod: V1Pod) => ClassifiedPod, report: (issue: SnapshotIssue) => void): PodPlacement;
 }
 
 /** No memo: every step runs. */
@@ -119,11 +125,26 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     }
   };
 
-  const valid = (o: KubernetesObject) => {
+  const validWith = (o: KubernetesObject, g: typeof guard) => {
     if (validObjects.has(o)) return true;
-    const ok = guard(() => { validateObjectShape(o); return true; }) === true;
+    const ok = g(() => { validateObjectShape(o); return true; }) === true;
     if (ok) validObjects.add(o);
     return ok;
+  };
+  const valid = (o: KubernetesObject) => validWith(o, guard);
+  /** A pod's class, its issues collected instead of reported (non-strict only). */
+  const classifyCollecting = (pod: V1Pod): ClassifiedPod => {
+    const issues: SnapshotIssue[] = [];
+    const collect = <T>(fn: () => T): T | undefined => {
+      try {
+        return fn();
+      } catch (err) {
+        if (!(err instanceof ObjectValidationError || err instanceof NodePoolError)) throw err;
+        issues.push({ severity: 'error', message: err.message, object: subjectOf(err) });
+        return undefined;
+      }
+    };
+    return { c: podClass(pod, (o) => validWith(o, collect), collect), issues };
   };
 
   // CAPI objects.
@@ -160,27 +181,12 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     return obj ? memoized(templateCapacityMemo, obj, guard, () => parseInfrastructureTemplateCapacity(obj) ?? null) ?? undefined : undefined;
   };
 
-  // Pods: one pass, bound pods by node, demand aside.
-  const podsByNode = new Map<string, SchedulingPod[]>();
-  const pendingPods: SchedulingPod[] = [];
-  const podNamespaces = new Set<string>();
-  const ephemeralClaims: EphemeralClaim[] = [];
-  let lastNamespace: string | undefined;
-  for (const pod of objects.pods) {
-    const c = podClass(pod, valid, guard);
-    if (!c || c === SKIP) continue;
-    const { sp, nodeName } = c;
-    if (sp.namespace !== lastNamespace) podNamespaces.add((lastNamespace = sp.namespace));
-    if (c.ephemeralClaims) ephemeralClaims.push(...c.ephemeralClaims);
-    if (nodeName) {
-      let list = podsByNode.get(nodeName);
-      if (!list) podsByNode.set(nodeName, (list = []));
-      list.push(sp);
-    } else {
-      pendingPods.push(sp);
-    }
-  }
-  if (options.extraPendingPods) pendingPods.push(...options.extraPendingPods);
+  // Pods: bound pods by node, demand aside (a builder keeps this step from build to build).
+  const placed = !strict && steps.placePods
+    ? steps.placePods(objects.pods, (pod) => classifyCollecting(pod), report)
+    : placePods(objects.pods, (pod) => podClass(pod, valid, guard));
+  const { podsByNode, podNamespaces, ephemeralClaims } = placed;
+  const pendingPods = (options.extraPendingPods?.length ? [...placed.pendingPods, ...options.extraPendingPods] : placed.pendingPods) as SchedulingPod[];
 
   // Existing nodes.
   const nodes: SnapshotNode[] = [];
@@ -196,7 +202,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       labels: machine ? { ...node.metadata?.labels, ...nodeSyncedLabels(machine.labels) } : node.metadata?.labels ?? {},
       taints,
       allocatable,
-      pods: podsByNode.get(name) ?? [],
+      pods: (podsByNode.get(name) ?? []) as SchedulingPod[],
       inFlight: false,
       unschedulable: node.spec?.unschedulable === true || !!node.metadata?.deletionTimestamp || hasDisruptionTaint(node.spec?.taints)
         || (machine !== undefined && (machine.deleting || machine.markedForDeletion)),
@@ -261,7 +267,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       persistentVolumes: objects.persistentVolumes.filter(valid),
       persistentVolumeClaims: objects.persistentVolumeClaims.filter(valid),
       storageClasses: objects.storageClasses.filter(valid),
-    }, ephemeralClaims),
+    }, ephemeralClaims as EphemeralClaim[]),
     namespaceLabels: namespaceLabels(objects.namespaces.filter(valid), podNamespaces),
     limits: poolLimits(pools, groups, nodes),
     disruption: Object.fromEntries(pools.map((p) => [p.name, p.disruption])),

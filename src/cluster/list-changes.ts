@@ -2,7 +2,8 @@
  * What changed between two lists of the same objects, by identity: the objects of
  * `prev` that are gone from `next` (`removed`) and those of `next` that were not in
  * `prev` (`added`); an object replaced in place by a new version of itself (same key)
- * is reported `added` only: the consumer's keyed entry is replaced. Lists from
+ * is reported `added` only, with the object it replaced. Every object of `prev` not
+ * in `next` is thus reported once, removed or replaced. Lists from
  * a ClusterStateSource are immutable and rebuilt on every change from a store kept in
  * insertion order (an informer's Map, the simulator's), where a change replaces an
  * object in place, a new one comes last and a deleted one drops out, so one walk of
@@ -14,7 +15,7 @@
  */
 export function forEachListChange<T>(
   prev: readonly T[], next: readonly T[], key: (o: T) => string | undefined,
-  removed: (o: T) => void, added: (o: T) => void,
+  removed: (o: T) => void, added: (o: T, replaced?: T) => void,
 ): void {
   if (prev === next) return;
   let i = 0;
@@ -26,7 +27,7 @@ export function forEachListChange<T>(
       i++;
       j++;
     } else if (key(a) === key(b)) {
-      added(b);
+      added(b, a);
       i++;
       j++;
     } else {

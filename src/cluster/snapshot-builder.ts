@@ -1,9 +1,10 @@
-import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { MachineView, NodeGroupView } from '../api/capi.js';
 import { buildSnapshot, type BuildSnapshotOptions, type BuildSteps, type SnapshotIssue } from './build-snapshot.js';
 import { learnNodeShape, type LearnedShape } from './node-group.js';
 import { mapNodesToGroups } from './node-machine-map.js';
 import { nodeSnapshotKey } from './node-parse.js';
+import { IncrementalPodPlacement, type ClassifiedPod, type PodPlacement } from './pod-placement.js';
 import type { ClusterObjects } from './objects.js';
 import type { ClusterSnapshot, SnapshotNode } from './snapshot.js';
 
@@ -31,7 +32,10 @@ const NODES = SNAPSHOT_INPUTS.indexOf('nodes');
  *   (nodeSnapshotKey), so node heartbeats alone never cause a build;
  * - the node → group mapping, while every node (as above), Machine and group is the same object;
  * - each group's learned node shape, while its Ready nodes' allocatable, labels and
- *   taints are the same objects (groups not in the last build are forgotten).
+ *   taints are the same objects (groups not in the last build are forgotten);
+ * - the pods by node and the demand (non-strict builds): only pods changed since the
+ *   last build are classified, only the nodes they left or joined get a new pod list
+ *   (pod-placement.ts, ADR 0130).
  * The state lives as long as its owner: one per controller (every loop and the
  * metrics share it, so one change costs one build) or per simulated policy, never
  * module-global (ADR 0022).
@@ -40,6 +44,8 @@ export class SnapshotBuilder implements BuildSteps {
   private lastBuild: { strict: boolean; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
   private lastMap: { nodes: V1Node[]; machines: MachineView[]; views: NodeGroupView[]; map: ReturnType<typeof mapNodesToGroups> } | undefined;
   private lastShape = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
+  /** The pods step, kept from the changes between the pod lists of successive builds. */
+  private readonly pods = new IncrementalPodPlacement();
   /** Shapes learned during the current build; they replace lastShape when it ends. */
   private shapes = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
 
@@ -80,6 +86,10 @@ export class SnapshotBuilder implements BuildSteps {
     const map = mapNodesToGroups(nodes, machines, views);
     this.lastMap = { nodes, machines, views, map };
     return map;
+  }
+
+  placePods(pods: readonly V1Pod[], classify: (pod: V1Pod) => ClassifiedPod, report: (issue: SnapshotIssue) => void): PodPlacement {
+    return this.pods.update(pods, classify, report);
   }
 
   learnShape(groupId: string, ready: readonly SnapshotNode[]): LearnedShape | undefined {

@@ -4,7 +4,9 @@ import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import { lastInputMemo } from '../cluster/input-memo.js';
 import type { ClusterSnapshot, PoolLimits } from '../cluster/snapshot.js';
 import type { ClusterCache } from '../kube/cluster-cache.js';
-import { CPU, type Resources } from '../scheduling/resources.js';
+import { addInto, CPU, type Resources } from '../scheduling/resources.js';
+import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import { forEachListChange } from '../cluster/list-changes.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
 
 /** Per NodePool ('' for nodes in no pool), per resource: what nodes offer and what their pods request. */
@@ -25,6 +27,22 @@ function addTo(totals: Map<string, Resources>, pool: string, add: Resources): vo
   for (const k in add) t[k] = (t[k] ?? 0) + add[k]!;
 }
 
+/**
+ * The summed requests of a node's pods, per pod list: successive snapshots share the
+ * lists of the nodes whose pods did not change (pod-placement.ts), so a scrape sums only
+ * the changed ones.
+ */
+const podRequestSums = new WeakMap<readonly SchedulingPod[], Resources>();
+function requestsOf(pods: readonly SchedulingPod[]): Resources {
+  let sum = podRequestSums.get(pods);
+  if (!sum) {
+    sum = {};
+    for (const p of pods) addInto(sum, p.requests);
+    podRequestSums.set(pods, sum);
+  }
+  return sum;
+}
+
 /** Registered Nodes only (in-flight placeholders have no allocatable yet), by their group's NodePool. */
 function nodeTotals(snapshot: ClusterSnapshot): NodeTotals {
   const poolOf = new Map(snapshot.groups.map((g) => [g.id, g.nodePool ?? '']));
@@ -34,7 +52,7 @@ function nodeTotals(snapshot: ClusterSnapshot): NodeTotals {
     out.nodes++;
     const pool = (n.groupId && poolOf.get(n.groupId)) || '';
     addTo(out.allocatable, pool, n.allocatable);
-    for (const p of n.pods) addTo(out.requests, pool, p.requests);
+    addTo(out.requests, pool, requestsOf(n.pods));
   }
   return out;
 }
@@ -46,13 +64,26 @@ function limitsOf(l: PoolLimits): Resources {
   return out;
 }
 
-function podPhases(pods: readonly V1Pod[]): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const p of pods) {
-    const phase = p.status?.phase ?? 'Unknown';
-    out.set(phase, (out.get(phase) ?? 0) + 1);
+/** Pods by phase, kept from the changes between the pod lists of successive scrapes (list-changes.ts). */
+class PodPhases {
+  private readonly counts = new Map<string, number>();
+  private last: readonly V1Pod[] = [];
+
+  of(pods: readonly V1Pod[]): ReadonlyMap<string, number> {
+    forEachListChange(this.last, pods, (p) => `${p.metadata?.namespace}/${p.metadata?.name}`, (p) => this.add(p, -1), (p, replaced) => {
+      if (replaced) this.add(replaced, -1);
+      this.add(p, 1);
+    });
+    if (this.last !== pods) this.last = pods.slice();
+    return this.counts;
   }
-  return out;
+
+  private add(p: V1Pod, n: number): void {
+    const phase = p.status?.phase ?? 'Unknown';
+    const c = (this.counts.get(phase) ?? 0) + n;
+    if (c === 0) this.counts.delete(phase);
+    else this.counts.set(phase, c);
+  }
 }
 
 /**
@@ -68,7 +99,7 @@ export function registerClusterStateMetrics(registry: Registry, cache: ClusterCa
   const p = METRIC_PREFIX;
   const snapshot = (): ClusterSnapshot => builder.build(cache.objects(), { strict: false });
   const totals = lastInputMemo(nodeTotals);
-  const phases = lastInputMemo(podPhases);
+  const phases = new PodPhases();
   /** A gauge of resources per NodePool, read from the snapshot. */
   const perPool = (name: string, help: string, of: (s: ClusterSnapshot) => Iterable<[string, Resources]>) => new Gauge({
     name: `${p}${name}`,
@@ -124,7 +155,7 @@ export function registerClusterStateMetrics(registry: Registry, cache: ClusterCa
     registers: [registry],
     collect() {
       this.reset();
-      for (const [phase, n] of phases(cache.objects().pods as V1Pod[])) this.set({ phase }, n);
+      for (const [phase, n] of phases.of(cache.objects().pods as V1Pod[])) this.set({ phase }, n);
     },
   });
 }

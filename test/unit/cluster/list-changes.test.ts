@@ -4,17 +4,25 @@ import { forEachListChange } from '../../../src/cluster/list-changes.js';
 
 interface Obj { key: string; v: number }
 
-/** A keyed map kept from the changes, as the consumers keep theirs. */
-function apply(map: Map<string, Obj>, prev: Obj[], next: Obj[]): { removed: number; added: number } {
+/**
+ * A keyed map kept from the changes, as the consumers keep theirs, and the set of
+ * objects held, kept from the objects reported (each of prev not in next exactly once,
+ * removed or replaced).
+ */
+function apply(map: Map<string, Obj>, prev: Obj[], next: Obj[], held = new Set(prev)): { removed: number; added: number } {
   let removed = 0;
   let added = 0;
   forEachListChange(prev, next, (o) => o.key, (o) => {
     removed++;
     map.delete(o.key);
-  }, (o) => {
+    expect(held.delete(o)).to.equal(true);
+  }, (o, replaced) => {
     added++;
     map.set(o.key, o);
+    if (replaced) expect(held.delete(replaced)).to.equal(true);
+    held.add(o);
   });
+  expect([...held].sort((a, b) => a.v - b.v)).to.deep.equal([...next].sort((a, b) => a.v - b.v));
   return { removed, added };
 }
 
@@ -26,8 +34,8 @@ describe('forEachListChange', () => {
     const b2 = { key: 'b', v: 2 };
     const d = { key: 'd', v: 1 };
     const seen: string[] = [];
-    forEachListChange([a, b, c], [a, b2, d], (o) => o.key, (o) => seen.push(`-${o.key}${o.v}`), (o) => seen.push(`+${o.key}${o.v}`));
-    expect(seen).to.deep.equal(['+b2', '-c1', '+d1']);
+    forEachListChange([a, b, c], [a, b2, d], (o) => o.key, (o) => seen.push(`-${o.key}${o.v}`), (o, was) => seen.push(`+${o.key}${o.v}${was ? ` (was ${was.key}${was.v})` : ''}`));
+    expect(seen).to.deep.equal(['+b2 (was b1)', '-c1', '+d1']);
     const none: string[] = [];
     const list = [a, b];
     forEachListChange(list, list, (o) => o.key, () => none.push('x'), () => none.push('x'));

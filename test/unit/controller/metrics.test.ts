@@ -96,6 +96,32 @@ describe('controller metrics', () => {
     expect(builds).to.equal(2);
   });
 
+  it('pods by phase follow every change: replaced in place, deleted, added, relisted in another order', async () => {
+    let cluster = objects;
+    const cache = { objects: () => cluster, synced: () => true, staleness: () => [], informerStats: () => [] } as unknown as ClusterCache;
+    const registry = new Registry();
+    registerControllerMetrics(registry, cache);
+    const phases = async () => {
+      const text = await registry.metrics();
+      const got: Record<string, number> = {};
+      for (const phase of ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown']) {
+        const v = value(text, `headroom_pods_state{phase="${phase}"}`);
+        if (v !== undefined) got[phase] = v;
+      }
+      const want: Record<string, number> = {};
+      for (const p of cluster.pods) want[p.status?.phase ?? 'Unknown'] = (want[p.status?.phase ?? 'Unknown'] ?? 0) + 1;
+      expect(got).to.deep.equal(want);
+    };
+    await phases();
+    const pending = cluster.pods.findIndex((p) => p.status?.phase === 'Pending');
+    cluster = { ...cluster, pods: cluster.pods.with(pending, { ...cluster.pods[pending]!, status: { phase: 'Running' } }) };
+    await phases();
+    cluster = { ...cluster, pods: [...cluster.pods.slice(2), { ...cluster.pods[0]!, metadata: { ...cluster.pods[0]!.metadata, name: 'new' }, status: { phase: 'Failed' } }] };
+    await phases();
+    cluster = { ...cluster, pods: structuredClone(cluster.pods).reverse() };
+    await phases();
+  });
+
   it('a NodePool\'s usage against its limits, and its nodes summed under its name', async () => {
     // The `small` group (1 node, 1930m allocatable) joins NodePool general, limited to 20 cpu and 5 nodes.
     const pooled = {
