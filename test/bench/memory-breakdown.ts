@@ -16,6 +16,9 @@
  *     transfer (ADR 0033), and the transient parts of one transfer;
  *   - solver transfer, worker: the decoded copy a solver worker keeps (DecodedObjects),
  *     decoded here in this thread to weigh it: each solver thread holds one.
+ *   - a relist that hands out new objects for unchanged pods (what the informer did
+ *     before ADR 0121): the new objects, then the snapshot, encodings and worker copy
+ *     they cause beside the old ones (the worker keeps its last 3 solves' objects).
  * Prints one JSON line (MB). Run it in the old and the new worktree to compare.
  */
 import { parseArgs } from 'node:util';
@@ -86,9 +89,19 @@ assembler = undefined;
 const withoutWorkerCopy = settled();
 report.workerCopy = { heapMb: mb(withWorkerCopy.heap - withoutWorkerCopy.heap), outsideMb: mb(withWorkerCopy.outside - withoutWorkerCopy.outside) };
 report.oneTransferPartsMb = mb(partBytes);
+// A relist that hands out new objects for unchanged pods (before ADR 0121) makes every
+// per-object memo miss: new scheduling views, new encodings, a new decoded copy in the
+// worker, all beside the old ones until they are dropped. What that costs:
+const relisted: ClusterObjects = { ...objects, pods: objects.pods.map((p) => structuredClone(p)) };
+step('relistedPodObjects');
+const relistSnapshot = new SnapshotBuilder().build(relisted, { strict: false });
+const relistAssembler = decoded.assembler();
+let relistAssembled: unknown;
+for (const p of encoder.parts(relistSnapshot)) relistAssembled = relistAssembler.add(p) ?? relistAssembled;
+step('relistedObjectsSnapshotEncoderWorker');
 const total = process.memoryUsage();
 report.totalHeapMb = mb(total.heapUsed);
 report.totalOutsideMb = mb(total.external);
 // Keep everything alive up to here.
-report.kept = [objects.pods.length, snapshot.nodes.length, otherSnapshot.nodes.length, encoder ? 1 : 0, assembled === undefined ? 0 : 1].join(',');
+report.kept = [objects.pods.length, snapshot.nodes.length, otherSnapshot.nodes.length, encoder ? 1 : 0, assembled === undefined ? 0 : 1, relisted.pods.length, relistSnapshot.nodes.length, relistAssembled ? 1 : 0].join(',');
 process.stdout.write(`${JSON.stringify(report)}\n`);
