@@ -358,13 +358,14 @@ describe('Informer (watch-list: lists by streaming, ADR 0121)', () => {
   it('relists after a 410 by a new watch-list stream, never a LIST, and keeps the objects whose resourceVersion did not change (issue 17)', async () => {
     // The forced-410 relist of the scale benchmark listed 50,000 pods in one unpaged
     // response next to the old cache; a stream holds only the new cache, and shares it.
+    let expire: (() => void) | undefined;
     server = await watchListServer([
       (res) => {
         res.writeHead(200);
         event(res, 'ADDED', pod('a', '1'));
         event(res, 'ADDED', pod('b', '2'));
         event(res, 'BOOKMARK', endBookmark('5'));
-        setTimeout(() => event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }), 200);
+        expire = () => event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
       },
       (res) => {
         res.writeHead(200);
@@ -377,6 +378,8 @@ describe('Informer (watch-list: lists by streaming, ADR 0121)', () => {
     inf.start();
     await inf.waitForSync();
     const aBefore = inf.get('default', 'a');
+    await until(() => expire !== undefined);
+    expire!();
     await until(() => inf!.stats.relists === 1);
     expect(inf.list().map((p) => p.metadata?.name).sort()).to.deep.equal(['a', 'c']);
     expect(inf.get('default', 'a')).to.equal(aBefore);
@@ -387,6 +390,7 @@ describe('Informer (watch-list: lists by streaming, ADR 0121)', () => {
 
   it('falls back to paged lists for good when the server refuses sendInitialEvents (422), and a paged relist keeps unchanged objects too', async () => {
     let listed = 0;
+    let expire: (() => void) | undefined;
     const requests: string[] = [];
     const server2 = http.createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
@@ -394,7 +398,7 @@ describe('Informer (watch-list: lists by streaming, ADR 0121)', () => {
       if (refusesWatchList(url, res)) return;
       if (url.searchParams.get('watch') === 'true') {
         res.writeHead(200);
-        if (listed === 1) setTimeout(() => event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }), 200);
+        if (listed === 1) expire = () => event(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
         return;
       }
       listed++;
@@ -409,6 +413,8 @@ describe('Informer (watch-list: lists by streaming, ADR 0121)', () => {
       informer.start();
       await informer.waitForSync();
       const [aBefore, bBefore] = [informer.get('default', 'a'), informer.get('default', 'b')];
+      await until(() => expire !== undefined);
+      expire!();
       await until(() => informer.stats.relists === 1);
       expect(requests.slice(0, 5)).to.deep.equal(['watch-list', 'list', 'watch', 'list', 'watch']);
       expect(informer.get('default', 'a')).to.equal(aBefore);
