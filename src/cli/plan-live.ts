@@ -26,9 +26,10 @@ function load(path: string, what: string): KubeConfig {
 }
 
 /**
- * What the controller sees, read once: the same informer-backed cache (lists, then
- * stopped before any watch matters), so `headroom plan --kubeconfig` plans from exactly
- * the objects the controller would. It only lists and watches: nothing is written.
+ * What the controller sees, read once: the same informer-backed cache (its lists, by
+ * watch-list stream where the server has it, then stopped), so `headroom plan
+ * --kubeconfig` plans from exactly the objects the controller would. It only lists and
+ * watches: nothing is written.
  */
 export async function readLiveObjects(src: LiveSource): Promise<ClusterObjects> {
   const workload = new KubeClient(load(src.kubeconfig, 'workload'));
