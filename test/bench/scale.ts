@@ -451,13 +451,24 @@ function span(instants: Iterable<number>, from: number): { first: number; last: 
   return xs.length === 0 ? { first: NaN, last: NaN, count: 0 } : { first: (Math.min(...xs) - from) / 1000, last: (Math.max(...xs) - from) / 1000, count: xs.length };
 }
 
-/** Waits until no pod in `namespace` is other than Running (one small LIST every 2 s); resolves with the seconds it took. */
+/** How long the benchmark waits for the steady pods to be Running before it goes on regardless (and says so). */
+const SETTLE_WAIT_MS = 1_800_000;
+
+/**
+ * Waits until no pod in `namespace` is other than Running (one small LIST every 2 s);
+ * resolves with the seconds it took, or NaN after SETTLE_WAIT_MS (the run goes on, the
+ * report shows it did not settle).
+ */
 async function waitUntilRunning(client: KubeClient, namespace: string): Promise<number> {
   const started = Date.now();
   const path = `/api/v1/namespaces/${namespace}/pods?limit=1&fieldSelector=${encodeURIComponent('status.phase!=Running')}`;
   for (let polls = 0; ; polls++) {
     const list = (await client.request('GET', path)) as { items: unknown[] };
     if (list.items.length === 0) return (Date.now() - started) / 1000;
+    if (Date.now() - started > SETTLE_WAIT_MS) {
+      progress(`steady pods: NOT all Running after ${SETTLE_WAIT_MS / 1000} s; going on`);
+      return NaN;
+    }
     if (polls % 15 === 0) progress(`steady pods: waiting for kwok to mark them Running (${((Date.now() - started) / 1000).toFixed(0)} s)`);
     await sleep(2000);
   }
@@ -623,7 +634,7 @@ function print(r: Record<string, unknown>): void {
   console.log(`\nHeadroom scale benchmark: ${c.nodes} nodes, ${c.pods} pods, ${c.groups} node groups, burst ${c.burst} (total ${fmt(r.totalSeconds as number, 0)} s; load average ${fmt(la.start, 1)} -> ${fmt(la.end, 1)})`);
   console.log(`  phases: ${Object.entries(r.phaseSeconds as Record<string, number>).map(([k, v]) => `${k} ${fmt(v, 0)} s`).join(', ')}`);
   const s = r.setup as { nodeSeconds: number; podSeconds: number; settleSeconds: number; kwokPodWorkers: number };
-  console.log(`  setup: nodes ${fmt(s.nodeSeconds, 0)} s, pods ${fmt(s.podSeconds, 0)} s, then all pods Running ${fmt(s.settleSeconds, 0)} s later (kwok pod workers ${s.kwokPodWorkers})`);
+  console.log(`  setup: nodes ${fmt(s.nodeSeconds, 0)} s, pods ${fmt(s.podSeconds, 0)} s, ${Number.isNaN(s.settleSeconds) ? `NOT all pods Running ${SETTLE_WAIT_MS / 1000} s later` : `then all pods Running ${fmt(s.settleSeconds, 0)} s later`} (kwok pod workers ${s.kwokPodWorkers})`);
   const f = r.duringFullList as { syncSeconds: number; webhook: LoadResult; extender: LoadResult };
   console.log(`  full list at start: controller ready after ${fmt(f.syncSeconds, 1)} s; meanwhile (50 req/s each):`);
   console.log(line('webhook /mutate/pods', f.webhook));
