@@ -27,6 +27,8 @@ import { poolTemplates } from './pool-templates.js';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from './snapshot.js';
 import { volumeTopology } from './volume-topology.js';
 
+const NO_ISSUES: readonly SnapshotIssue[] = [];
+
 /** Something wrong with the input that did not stop the build (or, when strict, did). */
 export interface SnapshotIssue {
   severity: 'error' | 'warning';
@@ -132,19 +134,22 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     return ok;
   };
   const valid = (o: KubernetesObject) => validWith(o, guard);
-  /** A pod's class, its issues collected instead of reported (non-strict only). */
+  /** A pod's class, its issues collected instead of reported (non-strict only); one collector for the whole build. */
+  let sink: SnapshotIssue[] | undefined;
+  const collect = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (err) {
+      if (!(err instanceof ObjectValidationError || err instanceof NodePoolError)) throw err;
+      (sink ??= []).push({ severity: 'error', message: err.message, object: subjectOf(err) });
+      return undefined;
+    }
+  };
+  const validCollecting = (o: KubernetesObject) => validWith(o, collect);
   const classifyCollecting = (pod: V1Pod): ClassifiedPod => {
-    const issues: SnapshotIssue[] = [];
-    const collect = <T>(fn: () => T): T | undefined => {
-      try {
-        return fn();
-      } catch (err) {
-        if (!(err instanceof ObjectValidationError || err instanceof NodePoolError)) throw err;
-        issues.push({ severity: 'error', message: err.message, object: subjectOf(err) });
-        return undefined;
-      }
-    };
-    return { c: podClass(pod, (o) => validWith(o, collect), collect), issues };
+    sink = undefined;
+    const c = podClass(pod, validCollecting, collect);
+    return { c, issues: sink ?? NO_ISSUES };
   };
 
   // CAPI objects.
@@ -183,7 +188,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
 
   // Pods: bound pods by node, demand aside (a builder keeps this step from build to build).
   const placed = !strict && steps.placePods
-    ? steps.placePods(objects.pods, (pod) => classifyCollecting(pod), report)
+    ? steps.placePods(objects.pods, classifyCollecting, report)
     : placePods(objects.pods, (pod) => podClass(pod, valid, guard));
   const { podsByNode, podNamespaces, ephemeralClaims } = placed;
   const pendingPods = (options.extraPendingPods?.length ? [...placed.pendingPods, ...options.extraPendingPods] : placed.pendingPods) as SchedulingPod[];

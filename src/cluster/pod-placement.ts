@@ -58,7 +58,9 @@ const placeOf = (e: Entry) => (e.c && e.c !== SKIP ? e.c.nodeName ?? '' : undefi
  * The pods step kept from one build to the next by the changes between the pod lists
  * (list-changes.ts, ADR 0129): only pods that changed are classified and only the
  * nodes they left or joined get a new pod list; every other node keeps the very same
- * array (structural sharing between snapshots, which are immutable). Issues of invalid
+ * array (structural sharing between snapshots, which are immutable). When most pods are
+ * new (the first build, a relist), one pass in list order rebuilds it all instead, as
+ * cheaply as placePods plus the entries. Issues of invalid
  * pods are kept and reported again each build, in list order, as a whole pass would.
  * The result equals placePods over the same list (test/unit/cluster/pod-placement.test.ts);
  * it keeps entries in list order because list-changes keeps a keyed map in list order,
@@ -79,6 +81,46 @@ export class IncrementalPodPlacement {
 
   /** The placement of `pods`, classifying only the pods changed since the last call; `report` hears every invalid pod's issues. */
   update(pods: readonly V1Pod[], classify: (pod: V1Pod) => ClassifiedPod, report: (issue: SnapshotIssue) => void): PodPlacement {
+    const removed: V1Pod[] = [];
+    const added: V1Pod[] = [];
+    forEachListChange(this.last, pods, podKey, (p) => removed.push(p), (p) => added.push(p));
+    // Most pods new (the first build, a relist): one pass in list order costs less than the deltas.
+    if (added.length > pods.length / 4) this.rebuild(pods, classify);
+    else this.apply(removed, added, classify);
+    // A copy: a caller may push into a list it passed before.
+    if (this.last !== pods) this.last = pods.slice();
+    for (const issue of this.issues) report(issue);
+    const podsByNode = new Map(this.lists);
+    podsByNode.delete('');
+    return {
+      podsByNode,
+      pendingPods: this.lists.get('') ?? [],
+      podNamespaces: new Set(this.namespaces.keys()),
+      ephemeralClaims: this.claims,
+    };
+  }
+
+  /** Everything again from `pods`, in list order. */
+  private rebuild(pods: readonly V1Pod[], classify: (pod: V1Pod) => ClassifiedPod): void {
+    for (const m of [this.entries, this.byPlace, this.lists, this.namespaces]) m.clear();
+    this.withClaims.clear();
+    this.withIssues.clear();
+    const lists = new Map<string, SchedulingPod[]>();
+    for (const p of pods) {
+      const e = this.enter(podKey(p), p, classify, this.seq++);
+      const place = placeOf(e);
+      if (place === undefined) continue;
+      let list = lists.get(place);
+      if (!list) lists.set(place, (list = []));
+      list.push((e.c as Exclude<PodClass, typeof SKIP>).sp);
+    }
+    for (const [place, list] of lists) this.lists.set(place, list);
+    this.claims = [...this.withClaims].flatMap((e) => (e.c as Exclude<PodClass, typeof SKIP>).ephemeralClaims!);
+    this.issues = [...this.withIssues].flatMap((e) => e.issues);
+  }
+
+  /** The changes alone: only the places they left or joined get new lists. */
+  private apply(removed: readonly V1Pod[], added: readonly V1Pod[], classify: (pod: V1Pod) => ClassifiedPod): void {
     const dirty = new Set<string>();
     let claimsDirty = false;
     let issuesDirty = false;
@@ -95,39 +137,23 @@ export class IncrementalPodPlacement {
       if (this.withClaims.delete(e)) claimsDirty = true;
       if (this.withIssues.delete(e)) issuesDirty = true;
     };
-    forEachListChange(this.last, pods, podKey, (p) => {
+    for (const p of removed) {
       const key = podKey(p);
       const e = this.entries.get(key);
-      if (!e) return;
+      if (!e) continue;
       this.entries.delete(key);
       leave(e);
-    }, (p) => {
+    }
+    for (const p of added) {
       const key = podKey(p);
       const old = this.entries.get(key);
       if (old) leave(old);
-      const { c, issues } = classify(p);
-      const e: Entry = { seq: old ? old.seq : this.seq++, c, issues };
-      this.entries.set(key, e);
+      const e = this.enter(key, p, classify, old ? old.seq : this.seq++);
       const place = placeOf(e);
-      if (place !== undefined) {
-        let set = this.byPlace.get(place);
-        if (!set) this.byPlace.set(place, (set = new Set()));
-        set.add(e);
-        dirty.add(place);
-        const ns = (c as Exclude<PodClass, typeof SKIP>).sp.namespace;
-        this.namespaces.set(ns, (this.namespaces.get(ns) ?? 0) + 1);
-      }
-      if (c && c !== SKIP && c.ephemeralClaims) {
-        this.withClaims.add(e);
-        claimsDirty = true;
-      }
-      if (issues.length > 0) {
-        this.withIssues.add(e);
-        issuesDirty = true;
-      }
-    });
-    // A copy: a caller may push into a list it passed before.
-    if (this.last !== pods) this.last = pods.slice();
+      if (place !== undefined) dirty.add(place);
+      if (this.withClaims.has(e)) claimsDirty = true;
+      if (e.issues.length > 0) issuesDirty = true;
+    }
     for (const place of dirty) {
       const set = this.byPlace.get(place);
       if (!set || set.size === 0) {
@@ -139,14 +165,23 @@ export class IncrementalPodPlacement {
     }
     if (claimsDirty) this.claims = [...this.withClaims].sort(bySeq).flatMap((e) => (e.c as Exclude<PodClass, typeof SKIP>).ephemeralClaims!);
     if (issuesDirty) this.issues = [...this.withIssues].sort(bySeq).flatMap((e) => e.issues);
-    for (const issue of this.issues) report(issue);
-    const podsByNode = new Map(this.lists);
-    podsByNode.delete('');
-    return {
-      podsByNode,
-      pendingPods: this.lists.get('') ?? [],
-      podNamespaces: new Set(this.namespaces.keys()),
-      ephemeralClaims: this.claims,
-    };
+  }
+
+  /** Classifies a pod and files its entry under its key, its place, its namespace, its claims and its issues. */
+  private enter(key: string, p: V1Pod, classify: (pod: V1Pod) => ClassifiedPod, seq: number): Entry {
+    const { c, issues } = classify(p);
+    const e: Entry = { seq, c, issues };
+    this.entries.set(key, e);
+    const place = placeOf(e);
+    if (place !== undefined) {
+      let set = this.byPlace.get(place);
+      if (!set) this.byPlace.set(place, (set = new Set()));
+      set.add(e);
+      const ns = (c as Exclude<PodClass, typeof SKIP>).sp.namespace;
+      this.namespaces.set(ns, (this.namespaces.get(ns) ?? 0) + 1);
+    }
+    if (c && c !== SKIP && c.ephemeralClaims) this.withClaims.add(e);
+    if (issues.length > 0) this.withIssues.add(e);
+    return e;
   }
 }

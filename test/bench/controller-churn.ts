@@ -6,6 +6,8 @@
  *
  * On kwok-shaped objects (test/bench/kwok-objects.ts, through the informer transform
  * when the code has one) it times:
+ *   - firstBuildMs, relistBuildMs: a SnapshotBuilder's first build, then its build
+ *     after every object was replaced by a copy (a relist), once each;
  *   - snapshotAfterHeartbeats: a SnapshotBuilder build after one second of Node
  *     heartbeats (nodes/30 Nodes replaced by copies with new condition times), as the
  *     provisioner, disruptor and metrics build every cycle;
@@ -81,7 +83,14 @@ function heartbeats(emit?: (kind: keyof ClusterObjects, c: StateChange) => void)
 
 // 1. SnapshotBuilder after a second of heartbeats.
 const builder = new SnapshotBuilder();
+let firstAt = performance.now();
 builder.build(objects, { strict: false });
+const firstBuildMs = round1(performance.now() - firstAt);
+// A relist: every object new (same content), as after a 410; the per-object memos cannot help.
+objects = { ...objects, nodes: objects.nodes.map((n) => structuredClone(n)), pods: objects.pods.map((p) => structuredClone(p)) };
+firstAt = performance.now();
+builder.build(objects, { strict: false });
+const relistBuildMs = round1(performance.now() - firstAt);
 const snapshotMs: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   heartbeats();
@@ -245,6 +254,7 @@ for (let r = 0; r < ROUNDS; r++) {
 
 process.stdout.write(`${JSON.stringify({
   nodes: NODES, pods: PODS, transform: transforms !== undefined, load: (await import('node:os')).loadavg()[0],
+  firstBuildMs, relistBuildMs,
   snapshotAfterHeartbeatsMs: { median: median(snapshotMs), rounds: snapshotMs },
   podLatencyMsPerS: { median: median(trackerMs), rounds: trackerMs },
   disruptorTrackersMsPerS: { median: median(disruptorMs), rounds: disruptorMs },
