@@ -72,6 +72,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     'boot-delay': { type: 'string', default: '1000' },
     'kwok-pod-workers': { type: 'string', default: String(KWOK_POD_WORKERS) },
+    // The controller's solver threads: the chart's value unless given.
+    'solver-threads': { type: 'string' },
     json: { type: 'boolean', default: false },
     // A CPU profile of the controller over its first scheduler round with the Headroom
     // extender, written here (a diagnostic: profiling slows it, so that run's ratio is not one to quote).
@@ -95,6 +97,8 @@ const ROUNDS = Math.max(1, num('rounds'));
 const BOOT_DELAY_MS = num('boot-delay');
 /** kwok's pod stage workers (0: kwok's default, 4); see KWOK_POD_WORKERS. */
 const KWOK_WORKERS = num('kwok-pod-workers');
+/** The controller's --solver-threads: the chart's (controller.solverThreads) unless --solver-threads is given. */
+const SOLVER_THREADS = values['solver-threads'] === undefined ? chartSolverThreads() : num('solver-threads');
 const LOAD_NS = 'scale-load';
 const GROUP_NS = 'scale-groups';
 const BURST_NS = 'scale-burst';
@@ -132,6 +136,14 @@ function chartMemoryLimitMb(): number {
   const m = /^(\d+)(Mi|Gi)$/.exec(values.resources?.limits?.memory ?? '');
   if (!m) throw new Error(`bench:scale: cannot read resources.limits.memory (Mi or Gi) from the chart: ${values.resources?.limits?.memory}`);
   return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
+/** controller.solverThreads in charts/headroom/values.yaml: each solver thread holds its own copy of the snapshot, so memory is measured with the chart's count. */
+function chartSolverThreads(): number {
+  const values = parseYaml(readFileSync('charts/headroom/values.yaml', 'utf8')) as { controller?: { solverThreads?: unknown } };
+  const n = values.controller?.solverThreads;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw new Error(`bench:scale: cannot read controller.solverThreads (a whole number) from the chart: ${String(n)}`);
+  return n;
 }
 
 /** The controller's V8 heap in use (live objects and not yet collected garbage), MB, from its /metrics. */
@@ -186,7 +198,7 @@ async function main(): Promise<void> {
   let controller: ManagedProcess | undefined;
   let floor: ChildServer | undefined;
   let cgroup: MemoryCgroup | undefined;
-  const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS } };
+  const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS, solverThreads: SOLVER_THREADS } };
   try {
     cp = await startControlPlane({ scheduler: true, kwok: kwokOptions(KWOK_WORKERS), apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400', `--etcd-compaction-interval=${COMPACTION_S}s`] });
     const kc = cp.kubeConfig();
@@ -248,7 +260,7 @@ async function main(): Promise<void> {
       '--import', 'tsx', join(process.cwd(), 'test', 'integration', 'controller-cli-entry.ts'), 'controller',
       '--kubeconfig', cp.kubeconfigPath, '--namespace', GROUP_NS, '--cluster-name', 'test',
       '--metrics-address', `127.0.0.1:${metricsPort}`, '--webhook-address', `127.0.0.1:${webhookPort}`, '--tls-dir', tlsDir,
-      '--solver-threads', '1', '--log-level', 'warn', ...(values['profile-dir'] ? ['--profiling'] : []),
+      '--solver-threads', String(SOLVER_THREADS), '--log-level', 'warn', ...(values['profile-dir'] ? ['--profiling'] : []),
     ]);
     controller = ManagedProcess.start('headroom-controller', command.binary, command.args, { logFile: join(dir, 'controller.log') });
     const pid = controller.pid;
