@@ -96,7 +96,8 @@ export class NodeOccupancy {
   }
 }
 
-function fnv1a(s: string): number {
+/** The hash a pod's uid adds to its node's signature (FNV-1a, 32 bits). */
+export function fnv1a(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);

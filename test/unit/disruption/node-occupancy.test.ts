@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { EmptyTracker } from '../../../src/disruption/empty-tracker.js';
-import { NodeOccupancy } from '../../../src/disruption/node-occupancy.js';
+import { fnv1a, NodeOccupancy } from '../../../src/disruption/node-occupancy.js';
 import { SettledTracker } from '../../../src/disruption/settled-tracker.js';
 import { occupiesNode } from '../../../src/disruption/validation.js';
 
@@ -27,15 +27,6 @@ function trackers() {
       return changed;
     },
   };
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 /** The trackers as they were before (a whole pass over every pod and node at each look): the reference. */
