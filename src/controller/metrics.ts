@@ -13,11 +13,6 @@ import { METRIC_PREFIX } from '../server/metrics.js';
 import { registerClusterStateMetrics } from './cluster-state-metrics.js';
 
 /**
- * The controller's metrics, in the process-wide registry (src/server/metrics.ts).
- * Gauges that mirror state are computed at scrape time from the cache, so they
- * can never lag behind it.
- */
-/**
  * The solver workers' heaps, which the process metrics (the main thread's isolate) do
  * not include: what the last solve's worker used and had committed as it ended, and the
  * most any worker committed.
@@ -36,6 +31,11 @@ export function registerSolverWorkerMetrics(registry: Registry, workerHeap: { us
   });
 }
 
+/**
+ * The controller's metrics, in the process-wide registry (src/server/metrics.ts).
+ * Gauges that mirror state are computed at scrape time from the cache, so they
+ * can never lag behind it.
+ */
 export interface ControllerMetrics {
   observeCycle(report: CycleReport): void;
   observeDisruption(report: DisruptionReport): void;
