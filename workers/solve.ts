@@ -1,11 +1,11 @@
 import { getHeapStatistics } from 'node:v8';
 import { type MessagePort, workerData } from 'node:worker_threads';
-import type { ClusterSnapshot } from '../src/cluster/snapshot.js';
 import { ffd } from '../src/packing/ffd.js';
 import { type PlanParts, planParts } from '../src/packing/plan-transfer.js';
 import { DecodedObjects, type SnapshotPart } from '../src/packing/snapshot-transfer.js';
 import { type SolveOptions, solve } from '../src/packing/solve.js';
 import type { SolverWorkerData } from '../src/packing/solver-pool.js';
+import type { SolverSnapshot } from '../src/packing/solver-snapshot.js';
 import { lowerThreadPriority } from './thread-priority.js';
 
 /**
@@ -28,7 +28,7 @@ if (applied.warning) console.error(`headroom solver worker: ${applied.warning}`)
 /** This worker's decoded snapshot objects, kept across tasks (a worker runs one task at a time). */
 const decoded = new DecodedObjects();
 
-function receive(port: MessagePort): Promise<ClusterSnapshot> {
+function receive(port: MessagePort): Promise<SolverSnapshot> {
   const assembler = decoded.assembler();
   return new Promise((resolve, reject) => {
     // The main thread closes its end when it gives up mid-transfer (after a completed

@@ -1,5 +1,6 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import type { NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
+import type { NodeGroup } from '../cluster/snapshot.js';
+import type { SolverNode } from './solver-snapshot.js';
 import type { HostPort } from '../scheduling/host-ports.js';
 import type { Resources } from '../scheduling/resources.js';
 import type { ClassLevel } from './class-levels.js';
@@ -28,7 +29,7 @@ export interface Bin {
   /** Existing nodes: index into existingBins; new nodes: -1. */
   existingIndex: number;
   /** Existing and in-flight nodes: the snapshot node. */
-  node?: SnapshotNode;
+  node?: SolverNode;
   /** New nodes: the group it would be a node of (may change when right-sized). */
   gi: number;
   tclass: number;

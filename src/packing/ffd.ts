@@ -1,4 +1,3 @@
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { CPU, MEMORY } from '../scheduling/resources.js';
 import type { Bin } from './bins.js';
 import type { ClassLevel } from './class-levels.js';
@@ -7,6 +6,7 @@ import { PackingState } from './packing-state.js';
 import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
 import { type SolveOptions, emptyPlan } from './solve-options.js';
+import type { SolverSnapshot } from './solver-snapshot.js';
 
 /** A new node being filled: it may still become any of its candidate groups. */
 interface Claim {
@@ -27,7 +27,7 @@ interface Claim {
  * difference the benchmark measures is the packing strategy.
  * Simplification: a claim fixes its topology class (zone, ...) when it is opened.
  */
-export function ffd(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
+export function ffd(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan {
   if (snapshot.pendingPods.length === 0) return emptyPlan();
   const st = new PackingState(snapshot);
   const order: number[] = [];

@@ -1,5 +1,4 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects } from '../scheduling/pod-affinity.js';
@@ -16,6 +15,7 @@ import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
 import { rightSize } from './right-size.js';
 import { groupsByTopologyClass, topologyKeysInUse } from './topology-classes.js';
 import { type OwnerCounter, type SpreadRef, Topology } from './topology.js';
+import type { SolverSnapshot } from './solver-snapshot.js';
 
 const ALL_TAINT_EFFECTS: readonly string[] = [...HARD_TAINT_EFFECTS, 'PreferNoSchedule'];
 const EMPTY = new Uint8Array(0);
@@ -55,7 +55,7 @@ export class PackingState {
   /** Bumped whenever counts, bins or group room change (cache key). */
   version = 0;
 
-  constructor(readonly snapshot: ClusterSnapshot) {
+  constructor(readonly snapshot: SolverSnapshot) {
     const pods = snapshot.pendingPods;
     const classes = buildPodClasses(pods);
     const preferNoScheduleMatters = snapshot.groups.some((g) => g.template.taints.some((t) => t.effect === 'PreferNoSchedule'))

@@ -1,6 +1,7 @@
 import { deserialize, serialize } from 'node:v8';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import { type BoundPod, type SolverNode, type SolverSnapshot, boundPodView } from './solver-snapshot.js';
 
 /**
  * How a snapshot crosses to a solver worker (ADR 0033). Snapshots are immutable and
@@ -10,6 +11,8 @@ import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
  * bytes into a few transferred buffers: the main thread's cost for an unchanged
  * object is a lookup and a memcpy instead of a fresh clone. The worker keeps the
  * objects it has decoded by id and skips the bytes of any id it already holds.
+ * A pod on a node is sent as its BoundPod view, what the solvers read of it (ADR
+ * 0131): a worker receives a SolverSnapshot.
  */
 
 /** Which list of the snapshot a part's entries extend. */
@@ -25,7 +28,7 @@ export interface SnapshotPart {
   /** End offset in `bytes` of each entry's serialized object. */
   ends?: Uint32Array;
   bytes?: Uint8Array;
-  /** Nodes section: how many pod entries follow each node shell. */
+  /** Nodes section: how many pod entries (BoundPod views) follow each node shell. */
   podCounts?: Uint32Array;
   last?: boolean;
 }
@@ -45,7 +48,7 @@ interface EncodedObject {
 }
 
 type SnapshotHead = Omit<ClusterSnapshot, 'groups' | 'nodes' | 'pendingPods'>;
-type NodeShell = Omit<SnapshotNode, 'pods'>;
+type NodeShell = Omit<SolverNode, 'pods'>;
 
 /**
  * A snapshot's objects by identity -> id and serialized form. Weak, so dropping a
@@ -55,6 +58,8 @@ type NodeShell = Omit<SnapshotNode, 'pods'>;
 export class SnapshotEncoder {
   private readonly objects = new WeakMap<object, EncodedObject>();
   private readonly shells = new WeakMap<SnapshotNode, EncodedObject>();
+  /** Bound pods' views, apart from `objects`: the same pod may also be sent whole as pending (a what-if moves it). */
+  private readonly bound = new WeakMap<SchedulingPod, EncodedObject>();
   private nextId = 1;
 
   /** Parts to post in order; each part's buffers may be transferred. */
@@ -75,7 +80,7 @@ export class SnapshotEncoder {
       if (section === 'nodes') {
         const node = item as SnapshotNode;
         batch.push(this.encoded(this.shells, node, shellOf));
-        for (const p of node.pods) batch.push(this.encoded(this.objects, p));
+        for (const p of node.pods) batch.push(this.encoded(this.bound, p, boundPodView));
         podCounts.push(node.pods.length);
       } else {
         batch.push(this.encoded(this.objects, item));
@@ -100,7 +105,7 @@ export class SnapshotEncoder {
   }
 }
 
-function shellOf(node: SnapshotNode): NodeShell {
+function shellOf(node: SnapshotNode): Omit<SnapshotNode, 'pods'> {
   const { pods: _pods, ...shell } = node;
   return shell;
 }
@@ -173,13 +178,13 @@ export class DecodedObjects {
 export class SnapshotAssembler {
   private head: SnapshotHead | undefined;
   private readonly groups: NodeGroup[] = [];
-  private readonly nodes: SnapshotNode[] = [];
+  private readonly nodes: SolverNode[] = [];
   private readonly pendingPods: SchedulingPod[] = [];
 
   constructor(private readonly cache: DecodedObjects, private readonly generation: number) {}
 
   /** Adds a part; returns the snapshot after the last one. */
-  add(part: SnapshotPart): ClusterSnapshot | undefined {
+  add(part: SnapshotPart): SolverSnapshot | undefined {
     if (part.head) this.head = deserialize(part.head) as SnapshotHead;
     if (part.section && part.ids && part.ends && part.bytes) this.entries(part.section, part.ids, part.ends, part.bytes, part.podCounts);
     if (!part.last) return undefined;
@@ -198,8 +203,8 @@ export class SnapshotAssembler {
     if (section === 'nodes') {
       for (const count of podCounts ?? []) {
         const shell = next() as NodeShell;
-        const pods: SchedulingPod[] = [];
-        for (let k = 0; k < count; k++) pods.push(next() as SchedulingPod);
+        const pods: BoundPod[] = [];
+        for (let k = 0; k < count; k++) pods.push(next() as BoundPod);
         this.nodes.push({ ...shell, pods });
       }
       return;

@@ -1,4 +1,3 @@
-import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
 import type { Bin } from './bins.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
@@ -8,6 +7,7 @@ import { PackingState } from './packing-state.js';
 import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
 import { type SolveOptions, betterPlan, compareBoot, emptyPlan } from './solve-options.js';
+import type { SolverSnapshot } from './solver-snapshot.js';
 
 export type { SolveOptions, Solver } from './solve-options.js';
 
@@ -33,7 +33,7 @@ const MAX_ROUNDS = 4;
  * right-sized to the cheapest group of its topology class that holds its pods.
  * Preferences are honoured where they can be, then relaxed rung by rung.
  */
-export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Plan {
+export function solve(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan {
   if (snapshot.pendingPods.length === 0) return emptyPlan();
   const { plan, infeasible } = costAware(snapshot, options);
   // A safety net, cheap where it runs: on small inputs, and when pods that could run
@@ -47,7 +47,7 @@ export function solve(snapshot: ClusterSnapshot, options: SolveOptions = {}): Pl
   return plan;
 }
 
-function costAware(snapshot: ClusterSnapshot, options: SolveOptions): { plan: Plan; infeasible: number } {
+function costAware(snapshot: SolverSnapshot, options: SolveOptions): { plan: Plan; infeasible: number } {
   const st = new PackingState(snapshot);
   const packer = new CostAwarePacker(st);
   const levelsOf = (cs: ClassState) => (options.ignorePreferences ? cs.levels.slice(-1) : cs.levels);

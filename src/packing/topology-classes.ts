@@ -1,10 +1,10 @@
-import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../cluster/snapshot.js';
+import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
 import { requiredAffinityTerms, requiredAntiAffinityTerms } from '../scheduling/pod-affinity.js';
 import type { RelaxationLevel } from '../scheduling/preferences.js';
 import { subtract } from '../scheduling/resources.js';
-import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { HOSTNAME } from '../scheduling/topology-spread.js';
 import type { GroupInfo } from './bins.js';
+import type { BoundPod, SolverNode } from './solver-snapshot.js';
 
 /**
  * Topology classes: groups whose nodes share every value of the topology keys in use
@@ -18,8 +18,8 @@ import type { GroupInfo } from './bins.js';
  * anti-affinity (returned too: their terms repel pending pods). Hostname aside, sorted.
  */
 export function topologyKeysInUse(
-  ladders: readonly (readonly RelaxationLevel[])[], nodes: readonly SnapshotNode[],
-): { keys: string[]; antiOwners: Array<{ pod: SchedulingPod; node: SnapshotNode }> } {
+  ladders: readonly (readonly RelaxationLevel[])[], nodes: readonly SolverNode[],
+): { keys: string[]; antiOwners: Array<{ pod: BoundPod; node: SolverNode }> } {
   const keys = new Set<string>();
   for (const ladder of ladders) {
     for (const l of ladder) {
@@ -27,7 +27,7 @@ export function topologyKeysInUse(
       for (const s of l.pod.topologySpreadConstraints) keys.add(s.topologyKey);
     }
   }
-  const antiOwners: Array<{ pod: SchedulingPod; node: SnapshotNode }> = [];
+  const antiOwners: Array<{ pod: BoundPod; node: SolverNode }> = [];
   for (const n of nodes) {
     for (const p of n.pods) {
       const terms = p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution;

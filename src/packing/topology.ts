@@ -5,6 +5,7 @@ import {
 } from '../scheduling/topology-spread.js';
 import type { Bin, GroupInfo } from './bins.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
+import type { BoundPod } from './solver-snapshot.js';
 
 export interface TermCounter { term: ResolvedAffinityTerm; counts: DomainCounts }
 export interface OwnerCounter { term: ResolvedAffinityTerm; owners: DomainCounts }
@@ -185,7 +186,7 @@ export class Topology {
   countRunning(existingOwners: ReadonlyArray<{ counter: OwnerCounter; bin: Bin }>): void {
     const termList = this.terms();
     const spreadList = this.spreads();
-    const running = new Map<string, { pod: SchedulingPod; bins: Bin[] }>();
+    const running = new Map<string, { pod: BoundPod; bins: Bin[] }>();
     if (termList.length || spreadList.length) for (const bin of this.view.existingBins) {
       for (const p of bin.node!.pods) {
         const k = `${p.namespace}\u0000${JSON.stringify(p.labels)}`;

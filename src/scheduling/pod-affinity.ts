@@ -45,7 +45,7 @@ export function resolveNamespaces(
 }
 
 export function resolveAffinityTerm(
-  term: V1PodAffinityTerm, owner: SchedulingPod, namespaceLabels: Record<string, Record<string, string>>,
+  term: V1PodAffinityTerm, owner: Pick<SchedulingPod, 'namespace' | 'labels'>, namespaceLabels: Record<string, Record<string, string>>,
 ): ResolvedAffinityTerm {
   let selector: V1LabelSelector | undefined = term.labelSelector ?? undefined;
   const extra: V1LabelSelectorRequirement[] = [];
@@ -67,12 +67,12 @@ export function termSelects(term: ResolvedAffinityTerm, namespace: string, label
 }
 
 /** Required pod affinity terms of a pod (all must hold). */
-export function requiredAffinityTerms(pod: SchedulingPod): V1PodAffinityTerm[] {
+export function requiredAffinityTerms(pod: Pick<SchedulingPod, 'affinity'>): V1PodAffinityTerm[] {
   return pod.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
 }
 
 /** Required pod anti-affinity terms of a pod (all must hold; they also repel others symmetrically). */
-export function requiredAntiAffinityTerms(pod: SchedulingPod): V1PodAffinityTerm[] {
+export function requiredAntiAffinityTerms(pod: Pick<SchedulingPod, 'affinity'>): V1PodAffinityTerm[] {
   return pod.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
 }
 

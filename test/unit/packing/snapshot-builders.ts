@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../../../src/cluster/snapshot.js';
 import type { Plan } from '../../../src/packing/plan.js';
+import { type SolverSnapshot, boundPodView } from '../../../src/packing/solver-snapshot.js';
 import { toSchedulingPod } from '../../../src/scheduling/pod-demand.js';
 import { parseResourceList } from '../../../src/scheduling/resources.js';
 import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
@@ -69,6 +70,11 @@ export function snapshot(o: Partial<ClusterSnapshot>): ClusterSnapshot {
     groups: [], nodes: [], pendingPods: [], volumes: { persistentVolumes: {}, claims: {}, storageClasses: {} },
     namespaceLabels: { default: {} }, limits: {}, disruption: {}, templates: {}, ...o,
   };
+}
+
+/** The snapshot as a solver worker receives it (ADR 0131): each pod on a node as its BoundPod view. */
+export function solverView(s: ClusterSnapshot): SolverSnapshot {
+  return { ...s, nodes: s.nodes.map((n) => ({ ...n, pods: n.pods.map(boundPodView) })) };
 }
 
 /** Where each pod went: node name, `group#k` for new nodes, or `-` when unschedulable. */

@@ -3,20 +3,22 @@ import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { ffd } from '../../../src/packing/ffd.js';
 import { assemblePlan, planParts } from '../../../src/packing/plan-transfer.js';
 import { solve } from '../../../src/packing/solve.js';
+import { boundPodView } from '../../../src/packing/solver-snapshot.js';
 import { DecodedObjects, SnapshotEncoder, type SnapshotPart, type SnapshotPartLimits, partTransferList } from '../../../src/packing/snapshot-transfer.js';
 import { benchSnapshot } from '../../bench/workload.js';
-import { group, node, pod, replicas, snapshot } from './snapshot-builders.js';
+import type { SolverSnapshot } from '../../../src/packing/solver-snapshot.js';
+import { group, node, pod, replicas, snapshot, solverView } from './snapshot-builders.js';
 
 /** What postMessage does to a part: a structured clone with its buffers transferred. */
 function post(part: SnapshotPart): SnapshotPart {
   return structuredClone(part, { transfer: partTransferList(part) });
 }
 
-function transfer(encoder: SnapshotEncoder, decoded: DecodedObjects, s: ClusterSnapshot, limits?: SnapshotPartLimits): { result: ClusterSnapshot; parts: SnapshotPart[] } {
+function transfer(encoder: SnapshotEncoder, decoded: DecodedObjects, s: ClusterSnapshot, limits?: SnapshotPartLimits): { result: SolverSnapshot; parts: SnapshotPart[] } {
   const assembler = decoded.assembler();
   // The parts as the worker receives them (the sender's buffers are detached by the transfer).
   const parts = [...encoder.parts(s, limits)].map(post);
-  let result: ClusterSnapshot | undefined;
+  let result: SolverSnapshot | undefined;
   for (const p of parts) {
     expect(result, 'a part after the snapshot was complete').to.equal(undefined);
     result = assembler.add(p);
@@ -38,10 +40,11 @@ function example(): ClusterSnapshot {
 const ids = (parts: SnapshotPart[]) => parts.flatMap((p) => [...(p.ids ?? [])]);
 
 describe('snapshot transfer (main thread -> solver worker)', () => {
-  it('puts a snapshot back together unchanged, including values JSON would lose', () => {
+  it('puts a snapshot back together unchanged but for bound pods sent as their views, including values JSON would lose', () => {
     const s = example();
     const { result } = transfer(new SnapshotEncoder(), new DecodedObjects(), s);
-    expect(result).to.deep.equal(s);
+    expect(result).to.deep.equal(solverView(s));
+    expect(Object.keys(result.nodes[1]!.pods[0]!).sort()).to.deep.equal(['hostPorts', 'labels', 'namespace', 'requests']);
     expect(result.groups[1]!.maxSize).to.equal(Infinity);
   });
 
@@ -72,7 +75,7 @@ describe('snapshot transfer (main thread -> solver worker)', () => {
     const second = transfer(encoder, decoded, { ...s, pendingPods: [...s.pendingPods] });
     expect(ids(second.parts)).to.deep.equal(ids(first.parts));
     expect(decoded.size).to.equal(size);
-    expect(second.result).to.deep.equal(s);
+    expect(second.result).to.deep.equal(solverView(s));
   });
 
   it('sends a replaced object under a new id, so a changed pod is seen changed', () => {
@@ -86,6 +89,16 @@ describe('snapshot transfer (main thread -> solver worker)', () => {
     expect(result.pendingPods[3]!.priority).to.equal(1000);
     expect(result.pendingPods[2]).to.deep.equal(s.pendingPods[2]);
     expect(new Set(ids(parts)).size).to.equal(ids(parts).length);
+  });
+
+  it('sends a pod whole when a what-if moves it from its node to pending, and as its view on its node', () => {
+    const encoder = new SnapshotEncoder();
+    const decoded = new DecodedObjects();
+    const s = example();
+    const moved = s.nodes[4]!.pods[0]!;
+    const { result } = transfer(encoder, decoded, { ...s, pendingPods: [...s.pendingPods, moved] });
+    expect(result.pendingPods.at(-1)).to.deep.equal(moved);
+    expect(result.nodes[4]!.pods[0]).to.deep.equal(boundPodView(moved));
   });
 
   it('forgets on the worker what the last three snapshots did not use', () => {
@@ -108,7 +121,14 @@ describe('snapshot transfer (main thread -> solver worker)', () => {
   });
 
   it('gives the worker a snapshot the solvers plan exactly as the original', () => {
-    const s = benchSnapshot(1500, 'mixed', 3);
+    const bench = benchSnapshot(1500, 'mixed', 3);
+    // Pods on nodes whose labels, host ports and anti-affinity the pending pods meet.
+    const anti = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } }] } };
+    const bound = (i: number) => [
+      ...replicas(`keep${i}`, 3, { cpu: '500m', labels: { app: 'web' } }),
+      pod(`lone${i}`, { cpu: '250m', labels: { app: 'db' }, spec: { affinity: anti, containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80, hostPort: 80 }] }] } }),
+    ];
+    const s = { ...bench, nodes: Array.from({ length: 8 }, (_, i) => node(`n${i}`, { cpu: '8', bound: bound(i), groupId: bench.groups[0]!.id })) };
     const { result } = transfer(new SnapshotEncoder(), new DecodedObjects(), s);
     expect(solve(result)).to.deep.equal(solve(s));
     expect(ffd(result)).to.deep.equal(ffd(s));
