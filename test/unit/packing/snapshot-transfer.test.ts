@@ -1,10 +1,11 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { ffd } from '../../../src/packing/ffd.js';
 import { assemblePlan, planParts } from '../../../src/packing/plan-transfer.js';
 import { solve } from '../../../src/packing/solve.js';
 import { boundPodView } from '../../../src/packing/solver-snapshot.js';
-import { DecodedObjects, SnapshotEncoder, type SnapshotPart, type SnapshotPartLimits, partTransferList } from '../../../src/packing/snapshot-transfer.js';
+import { DecodedObjects, decodeValue, encodeValue, SnapshotEncoder, type SnapshotPart, type SnapshotPartLimits, partTransferList } from '../../../src/packing/snapshot-transfer.js';
 import { benchSnapshot } from '../../bench/workload.js';
 import type { SolverSnapshot } from '../../../src/packing/solver-snapshot.js';
 import { group, node, pod, replicas, snapshot, solverView } from './snapshot-builders.js';
@@ -38,6 +39,27 @@ function example(): ClusterSnapshot {
 }
 
 const ids = (parts: SnapshotPart[]) => parts.flatMap((p) => [...(p.ids ?? [])]);
+
+describe('encodeValue / decodeValue (one object of a transfer)', () => {
+  it('gives back any value deeply equal, as structured clone does (seeded)', () => {
+    const values = fc.anything({
+      withBigInt: true, withBoxedValues: true, withDate: true, withMap: true, withSet: true, withNullPrototype: true,
+      withSparseArray: true, withTypedArray: true, withObjectString: true, maxDepth: 4,
+    });
+    fc.assert(fc.property(values, (v) => {
+      expect(decodeValue(encodeValue(v))).to.deep.equal(structuredClone(v));
+    }), { seed: 132, numRuns: 2000 });
+  });
+
+  it('writes JSON text for plain data and v8\'s format for what JSON would lose', () => {
+    const text = (v: unknown) => encodeValue(v)[0] !== 0xff;
+    const sparse: number[] = [1];
+    sparse[2] = 3;
+    expect(text({ namespace: 'default', labels: { app: 'web' }, requests: { cpu: 100, memory: 2 ** 30 }, hostPorts: [] })).to.equal(true);
+    for (const lossy of [{ max: Infinity }, { owner: undefined }, { z: -0 }, sparse, new Date(0), { n: NaN }]) expect(text(lossy), JSON.stringify(lossy)).to.equal(false);
+    expect(decodeValue(encodeValue({ max: Infinity, owner: undefined }))).to.deep.equal({ max: Infinity, owner: undefined });
+  });
+});
 
 describe('snapshot transfer (main thread -> solver worker)', () => {
   it('puts a snapshot back together unchanged but for bound pods sent as their views, including values JSON would lose', () => {
