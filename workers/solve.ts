@@ -1,4 +1,4 @@
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { type MessagePort, workerData } from 'node:worker_threads';
 import { ffd } from '../src/packing/ffd.js';
 import { type PlanParts, planParts } from '../src/packing/plan-transfer.js';
@@ -53,5 +53,7 @@ export default async function run(task: SolveTask): Promise<PlanParts> {
   const snapshot = await receive(task.port);
   const parts = planParts(task.solver === 'ffd' ? ffd(snapshot, task.options) : solve(snapshot, task.options));
   const heap = getHeapStatistics();
-  return { ...parts, workerHeap: { usedBytes: heap.used_heap_size, committedBytes: heap.total_heap_size } };
+  let young = 0;
+  for (const s of getHeapSpaceStatistics()) if (s.space_name === 'new_space' || s.space_name === 'new_large_object_space') young += s.space_size;
+  return { ...parts, workerHeap: { usedBytes: heap.used_heap_size, committedBytes: heap.total_heap_size, youngCommittedBytes: young } };
 }

@@ -20,6 +20,8 @@ export interface PlanParts {
 export interface WorkerHeap {
   usedBytes: number;
   committedBytes: number;
+  /** Of `committedBytes`, the young generation's (new space and new large objects). */
+  youngCommittedBytes: number;
 }
 
 export const PLAN_SLICE = 1000;

@@ -32,6 +32,16 @@ export function solverWorkerUrl(): string {
 export const SOLVER_PRIORITIES = ['idle', 'low', 'normal'] as const;
 export type SolverPriority = (typeof SOLVER_PRIORITIES)[number];
 
+/**
+ * A solver worker's young generation, MB (ADR 0133). V8 sizes it from the heap limit as
+ * for a thread that serves requests: under the chart's 1 GiB, 16 MB semi-spaces, which a
+ * large solve grows into and which stay committed after it (34 of a worker's ~70 MB at
+ * 50,000 pods). A solve's objects either die within a step or live through the solve
+ * (the decoded snapshot, the packing state), so a bigger nursery only copies the
+ * survivors more. 16 MB is V8's smallest default (a 512 MB heap).
+ */
+export const SOLVER_YOUNG_GENERATION_MB = 16;
+
 /** What every worker is started with (piscina's workerData). */
 export interface SolverWorkerData {
   priority: SolverPriority;
@@ -65,7 +75,7 @@ export class SolverPool {
   private pool: Piscina | undefined;
   private readonly encoder = new SnapshotEncoder();
   /** The heap of the worker that ran the last solve, as it ended; the most any solve's worker committed. */
-  readonly workerHeap: WorkerHeap & { maxCommittedBytes: number } = { usedBytes: 0, committedBytes: 0, maxCommittedBytes: 0 };
+  readonly workerHeap: WorkerHeap & { maxCommittedBytes: number } = { usedBytes: 0, committedBytes: 0, youngCommittedBytes: 0, maxCommittedBytes: 0 };
 
   /**
    * Starts `size` workers (default: all cores but one, at least one) at `priority`
@@ -76,7 +86,10 @@ export class SolverPool {
   start(size = Math.max(1, availableParallelism() - 1), opts: SolverPoolOptions = {}): this {
     if (this.pool) throw new Error('SolverPool already started');
     const workerData: SolverWorkerData = { priority: opts.priority ?? 'idle' };
-    this.pool = new Piscina({ filename: opts.workerUrl ?? solverWorkerUrl(), minThreads: size, maxThreads: size, idleTimeout: 60_000, workerData });
+    this.pool = new Piscina({
+      filename: opts.workerUrl ?? solverWorkerUrl(), minThreads: size, maxThreads: size, idleTimeout: 60_000, workerData,
+      resourceLimits: { maxYoungGenerationSizeMb: SOLVER_YOUNG_GENERATION_MB },
+    });
     const logError = opts.logError ?? ((m: string) => console.error(m));
     this.pool.on('error', (err: Error) => logError(`solver worker failed: ${err.message.split('\n')[0]}`));
     return this;

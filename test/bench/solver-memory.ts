@@ -122,6 +122,6 @@ process.stdout.write(`${JSON.stringify({
     synced: { used: mb(syncedMem.heapUsed), committed: mb(syncedMem.heapTotal), outside: mb(syncedMem.external) },
     afterIdle: { used: mb(heap.heapUsed), committed: mb(heap.heapTotal), outside: mb(heap.external) },
   },
-  workerHeapMb: { lastUsed: mb(pool.workerHeap.usedBytes), lastCommitted: mb(pool.workerHeap.committedBytes), maxCommitted: mb(pool.workerHeap.maxCommittedBytes) },
+  workerHeapMb: { lastUsed: mb(pool.workerHeap.usedBytes), lastCommitted: mb(pool.workerHeap.committedBytes), lastYoung: mb(pool.workerHeap.youngCommittedBytes ?? 0), maxCommitted: mb(pool.workerHeap.maxCommittedBytes) },
 })}\n`);
 await pool.destroy();

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { expect } from 'chai';
 import { ffd } from '../../../src/packing/ffd.js';
-import { SolverPool } from '../../../src/packing/solver-pool.js';
+import { SOLVER_YOUNG_GENERATION_MB, SolverPool } from '../../../src/packing/solver-pool.js';
 import { solve } from '../../../src/packing/solve.js';
 import { benchSnapshot, lowerBound } from '../../bench/workload.js';
 import { HOSTNAME, group, newNodes, node, pod, replicas, snapshot, where } from './snapshot-builders.js';
@@ -79,6 +79,16 @@ describe('SolverPool', () => {
     expect(h.usedBytes).to.be.above(1e5);
     expect(h.committedBytes).to.be.at.least(h.usedBytes);
     expect(h.maxCommittedBytes).to.be.at.least(h.committedBytes);
+    expect(h.youngCommittedBytes).to.be.above(0).and.at.most(h.committedBytes);
+  });
+
+  it('bounds a worker\'s young generation, which a large solve would otherwise grow and keep committed', async function () {
+    this.timeout(60_000);
+    // Three solves of 8,000 pending pods: enough survivors to grow V8's default nursery (up to 64 MB semi-spaces here).
+    const big = benchSnapshot(8000, 'mixed', 11);
+    for (let i = 0; i < 3; i++) await pool.solve(big);
+    // V8 rounds to its pages: within a megabyte of the bound (67 MB without it here).
+    expect(pool.workerHeap.youngCommittedBytes).to.be.at.most((SOLVER_YOUNG_GENERATION_MB + 1) * 2 ** 20);
   });
 
   /** Nice value (field 19) and scheduling policy (field 41) of each thread of this process. */
