@@ -1,9 +1,9 @@
 import type { V1Taint } from '@kubernetes/client-node';
 import type { NodeGroup } from '../cluster/snapshot.js';
-import type { SolverNode } from './solver-snapshot.js';
 import type { HostPort } from '../scheduling/host-ports.js';
 import type { Resources } from '../scheduling/resources.js';
 import type { ClassLevel } from './class-levels.js';
+import type { SolverNode } from './solver-snapshot.js';
 
 /** A node group as the packer sees it: what a new node offers after DaemonSet overhead. */
 export interface GroupInfo {

@@ -84,7 +84,7 @@ describe('SolverPool', () => {
 
   it('bounds a worker\'s young generation, which a large solve would otherwise grow and keep committed', async function () {
     this.timeout(60_000);
-    // Three solves of 8,000 pending pods: enough survivors to grow V8's default nursery (up to 64 MB semi-spaces here).
+    // Three solves of 8,000 pending pods: enough to grow V8's default nursery, sized from this process's heap limit.
     const big = benchSnapshot(8000, 'mixed', 11);
     for (let i = 0; i < 3; i++) await pool.solve(big);
     // V8 rounds to its pages: within a megabyte of the bound (67 MB without it here).

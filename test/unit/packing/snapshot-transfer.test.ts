@@ -4,10 +4,9 @@ import type { ClusterSnapshot } from '../../../src/cluster/snapshot.js';
 import { ffd } from '../../../src/packing/ffd.js';
 import { assemblePlan, planParts } from '../../../src/packing/plan-transfer.js';
 import { solve } from '../../../src/packing/solve.js';
-import { boundPodView } from '../../../src/packing/solver-snapshot.js';
+import { type SolverSnapshot, boundPodView } from '../../../src/packing/solver-snapshot.js';
 import { DecodedObjects, decodeValue, encodeValue, SnapshotEncoder, type SnapshotPart, type SnapshotPartLimits, partTransferList } from '../../../src/packing/snapshot-transfer.js';
 import { benchSnapshot } from '../../bench/workload.js';
-import type { SolverSnapshot } from '../../../src/packing/solver-snapshot.js';
 import { group, node, pod, replicas, snapshot, solverView } from './snapshot-builders.js';
 
 /** What postMessage does to a part: a structured clone with its buffers transferred. */
@@ -142,7 +141,8 @@ describe('snapshot transfer (main thread -> solver worker)', () => {
     expect(() => assembler.add({ last: true })).to.throw(/no head/);
   });
 
-  it('gives the worker a snapshot the solvers plan exactly as the original', () => {
+  it('gives the worker a snapshot the solvers plan exactly as the original', function () {
+    this.timeout(60_000);
     const bench = benchSnapshot(1500, 'mixed', 3);
     // Pods on nodes whose labels, host ports and anti-affinity the pending pods meet.
     const anti = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } }] } };
