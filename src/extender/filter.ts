@@ -15,23 +15,27 @@ import type { Candidates, ExtenderFilterResult, FailedNodesMap } from './types.j
  */
 export function filterNodes(state: ExtenderState, pod: V1Pod, candidates: Candidates): ExtenderFilterResult {
   const failed: FailedNodesMap = {};
-  const daemon = controllerOf(pod)?.kind === 'DaemonSet';
+  // Nothing is being disrupted (the usual case) or the pod follows its node: every
+  // candidate passes, with no per-candidate lookup (this runs for every pod scheduled).
+  const passAll = state.disruptingCount === 0 || controllerOf(pod)?.kind === 'DaemonSet';
   const names = candidates.mode === 'names' ? candidates.names : candidates.nodes.map((n) => n.metadata!.name!);
   const keep: number[] = [];
-  for (let i = 0; i < names.length; i++) {
-    const reason = daemon ? undefined : state.entry(names[i]!)?.disruption;
-    if (reason === undefined) keep.push(i);
-    else failed[names[i]!] = `headroom: ${reason}`;
+  if (!passAll) {
+    for (let i = 0; i < names.length; i++) {
+      const reason = state.entry(names[i]!)?.disruption;
+      if (reason === undefined) keep.push(i);
+      else failed[names[i]!] = `headroom: ${reason}`;
+    }
   }
-  const unresolvable = { ...failed };
+  const kept = passAll || keep.length === names.length;
+  const unresolvable = kept ? {} : { ...failed };
   if (candidates.mode === 'names') {
-    const kept = keep.length === names.length ? names : keep.map((i) => names[i]!);
-    return { Nodes: null, NodeNames: kept, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+    return { Nodes: null, NodeNames: kept ? names : keep.map((i) => names[i]!), FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
   }
   // kube-scheduler builds its NodeInfos from the returned objects, so the survivors go back
   // whole; only the Node fields, in a fresh NodeList (the caller's list-level keys are
   // not echoed). Their size and depth were bounded when the body was parsed.
-  const items = keep.map((i) => nodeFields(candidates.nodes[i]!));
+  const items = kept ? candidates.nodes.map(nodeFields) : keep.map((i) => nodeFields(candidates.nodes[i]!));
   return { Nodes: { apiVersion: 'v1', kind: 'NodeList', metadata: {}, items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
 }
 

@@ -15,6 +15,10 @@ export const PROVISIONED_BONUS = MAX_EXTENDER_PRIORITY - PACKING_MAX_SCORE;
  * pod's workload gets +2, so a pod lands on the node that was brought up for it.
  * A node the pod does not fit on, or that the state does not know (NodeNames mode),
  * scores 0; kube-scheduler's own plugins still rank those.
+ *
+ * Nodes scoring 0 are left out of the answer: kube-scheduler adds an extender's score
+ * only to the hosts it lists, so an absent host's total is what a 0 would have made it,
+ * and the list it decodes for every pod (and this process encodes) is shorter (ADR 0135).
  */
 export function prioritizeNodes(state: ExtenderState, pod: V1Pod, candidates: Candidates): HostPriorityList {
   const requests = podRequests(pod);
@@ -25,21 +29,26 @@ export function prioritizeNodes(state: ExtenderState, pod: V1Pod, candidates: Ca
     const set = e?.provisionedFor;
     return set && owners.some((o) => set.has(o)) ? PROVISIONED_BONUS : 0;
   };
+  const out: HostPriorityList = [];
   if (candidates.mode === 'names') {
-    const out: HostPriorityList = new Array(candidates.names.length);
-    for (let i = 0; i < out.length; i++) {
-      const name = candidates.names[i]!;
+    const names = candidates.names;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
       const e = state.entry(name);
-      out[i] = { Host: name, Score: clampScore((e?.usage ? fill(e.allocCpu, e.requestedCpu + cpu, e.allocMemory, e.requestedMemory + memory) : 0) + bonus(e)) };
+      if (e === undefined) continue;
+      const score = clampScore((e.usage ? fill(e.allocCpu, e.requestedCpu + cpu, e.allocMemory, e.requestedMemory + memory) : 0) + bonus(e));
+      if (score > MIN_EXTENDER_PRIORITY) out.push({ Host: name, Score: score });
     }
     return out;
   }
-  return candidates.nodes.map((n) => {
+  for (const n of candidates.nodes) {
     const name = n.metadata!.name!;
     const e = state.entry(name);
     const usage = e?.usage ?? usageFromNode(n);
-    return { Host: name, Score: clampScore(packingScore(usage, requests) + bonus(e)) };
-  });
+    const score = clampScore(packingScore(usage, requests) + bonus(e));
+    if (score > MIN_EXTENDER_PRIORITY) out.push({ Host: name, Score: score });
+  }
+  return out;
 }
 
 /**

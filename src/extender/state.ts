@@ -42,6 +42,7 @@ export interface NodeEntry {
 export class ExtenderState {
   private readonly entries = new Map<string, NodeEntry>();
   private count = 0;
+  private disrupting = 0;
 
   static fromSnapshot(snapshot: ClusterSnapshot, nodes: readonly V1Node[] = []): ExtenderState {
     const state = new ExtenderState();
@@ -71,6 +72,7 @@ export class ExtenderState {
     if (!next.usage && next.disruption === undefined && !next.provisionedFor) this.entries.delete(name);
     else this.entries.set(name, next);
     this.count += (next.usage ? 1 : 0) - (prev?.usage ? 1 : 0);
+    this.disrupting += (next.disruption !== undefined ? 1 : 0) - (prev?.disruption !== undefined ? 1 : 0);
   }
 
   /** Replaces everything known about a node at once (the controller's per-node update). */
@@ -78,6 +80,7 @@ export class ExtenderState {
     const prev = this.entries.get(name);
     const u = entry.usage;
     this.count += (u ? 1 : 0) - (prev?.usage ? 1 : 0);
+    this.disrupting += (entry.disruption !== undefined ? 1 : 0) - (prev?.disruption !== undefined ? 1 : 0);
     if (!u && entry.disruption === undefined && !entry.provisionedFor) {
       this.entries.delete(name);
       return;
@@ -104,7 +107,9 @@ export class ExtenderState {
   }
 
   deleteNode(name: string): void {
-    if (this.entries.get(name)?.usage) this.count--;
+    const prev = this.entries.get(name);
+    if (prev?.usage) this.count--;
+    if (prev?.disruption !== undefined) this.disrupting--;
     this.entries.delete(name);
   }
 
@@ -115,6 +120,11 @@ export class ExtenderState {
   /** Nodes with known usage. */
   get nodeCount(): number {
     return this.count;
+  }
+
+  /** Nodes Headroom is about to disrupt: none (the usual case) lets the filter pass every candidate without a lookup. */
+  get disruptingCount(): number {
+    return this.disrupting;
   }
 
   /** Adds a bound pod's requests to a node (the controller's incremental update). */

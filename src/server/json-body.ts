@@ -123,6 +123,13 @@ const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 
 /**
+ * How far a string's closing quote is looked for byte by byte before handing over to
+ * Buffer.indexOf: most strings in a request (node names, keys, label values) are short,
+ * and for them a native call per string costs more than the bytes it skips.
+ */
+const SHORT_STRING_BYTES = 64;
+
+/**
  * Which bound the (UTF-8) JSON text passes, if any: arrays/objects nested deeper than
  * `maxDepth`, or more than `maxValues` separators and containers. One pass over the
  * bytes, jumping over strings; multi-byte UTF-8 sequences never contain these ASCII
@@ -135,15 +142,8 @@ export function scanJson(text: Buffer, maxDepth: number, maxValues: number): 'de
   for (let i = 0; i < n; i++) {
     const c = text[i];
     if (c === QUOTE) {
-      // Find the closing quote: one not preceded by an odd run of backslashes.
-      for (;;) {
-        const q = text.indexOf(QUOTE, i + 1);
-        if (q < 0) return undefined;
-        let backslashes = 0;
-        for (let j = q - 1; text[j] === BACKSLASH; j--) backslashes++;
-        i = q;
-        if (backslashes % 2 === 0) break;
-      }
+      i = closingQuote(text, i + 1);
+      if (i < 0) return undefined;
     } else if (c === COMMA) {
       if (++values > maxValues) return 'values';
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
@@ -154,6 +154,28 @@ export function scanJson(text: Buffer, maxDepth: number, maxValues: number): 'de
     }
   }
   return undefined;
+}
+
+/** Index of the quote closing the string whose text starts at `from`, or -1 when it is not closed. */
+function closingQuote(text: Buffer, from: number): number {
+  const n = text.length;
+  const shortEnd = Math.min(n, from + SHORT_STRING_BYTES);
+  let j = from;
+  while (j < shortEnd) {
+    const c = text[j];
+    if (c === QUOTE) return j;
+    // An escape takes the next byte with it, whatever it is (\" does not close).
+    j += c === BACKSLASH ? 2 : 1;
+  }
+  // A long string: search natively for a quote not preceded by an odd run of backslashes.
+  for (;;) {
+    const q = text.indexOf(QUOTE, j);
+    if (q < 0) return -1;
+    let backslashes = 0;
+    for (let k = q - 1; k >= from && text[k] === BACKSLASH; k--) backslashes++;
+    if (backslashes % 2 === 0) return q;
+    j = q + 1;
+  }
 }
 
 /**

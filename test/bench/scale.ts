@@ -75,8 +75,8 @@ const { values } = parseArgs({
     // The controller's solver threads: the chart's value unless given.
     'solver-threads': { type: 'string' },
     json: { type: 'boolean', default: false },
-    // A CPU profile of the controller over its first scheduler round with the Headroom
-    // extender, written here (a diagnostic: profiling slows it, so that run's ratio is not one to quote).
+    // A CPU profile of the controller over the first scheduler round of each kind (Headroom
+    // and do-nothing extender), written here (a diagnostic: profiling slows it, so that run's ratio is not one to quote).
     'profile-dir': { type: 'string' },
   },
 });
@@ -412,14 +412,14 @@ async function main(): Promise<void> {
         // growing by these pods) does not favour either.
         for (const kind of r % 2 === 0 ? (['headroom', 'floor'] as const) : (['floor', 'headroom'] as const)) {
           const ext = kind === 'headroom' ? { url: webhookUrl, caPem: tls.caPem } : floor;
-          const profileDir = kind === 'headroom' && r === 0 ? values['profile-dir'] : undefined;
+          const profileDir = r === 0 ? values['profile-dir'] : undefined;
           const profile = profileDir ? fetch(`http://127.0.0.1:${metricsPort}/debug/profile/cpu?seconds=${PROFILE_SECONDS}`).then((res) => res.text()) : undefined;
           const before = await controllerSample(pid, metricsPort);
           const run = await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS);
           const after = await controllerSample(pid, metricsPort);
           rates[kind].push(run.podsPerSecond);
           costs[kind].push({ controllerCpuMsPerPod: (1000 * (after.cpuSeconds - before.cpuSeconds)) / SCHED_PODS, schedulerCpuMsPerPod: run.schedulerCpuMsPerPod, loopDelayMeanMs: after.loopDelayMeanMs, loopDelayP99Ms: after.loopDelayP99Ms, loopDelayMaxMs: after.loopDelayMaxMs });
-          if (profile && profileDir) writeFileSync(join(profileDir, `controller-scheduler-${Date.now()}.cpuprofile`), await profile);
+          if (profile && profileDir) writeFileSync(join(profileDir, `controller-scheduler-${kind}-${Date.now()}.cpuprofile`), await profile);
           progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
         }
       }

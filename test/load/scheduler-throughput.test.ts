@@ -108,6 +108,7 @@ describe('load: kube-scheduler throughput on kwok nodes, with and without the ex
       const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
       rates[kind].push((PODS - 1) / seconds);
       if (extender) extenderCpu[kind].push((Number(await extender.command('cpu')) - cpuBefore) / PODS);
+      if (extender) progress(`${schedulerName}: extender TLS connections so far ${await extender.command('conns')}`);
       progress(`${schedulerName}: ${fmt((PODS - 1) / seconds, 1)} pods/s`);
     } finally {
       stopWatch();

@@ -22,6 +22,8 @@ import { extenderState, kwokExtenderState } from './fixtures.js';
 
 const [kind = 'headroom', nodesArg = '0'] = process.argv.slice(2);
 const tls = generateServingCert({ service: 'headroom', namespace: 'headroom-system' });
+/** TLS connections accepted so far (the stdin line `conns`): whether callers reuse them. */
+let connections = 0;
 
 async function main(): Promise<string> {
   if (kind === 'floor' || kind === 'extender-floor') {
@@ -35,6 +37,7 @@ async function main(): Promise<string> {
         res.end(body);
       });
     });
+    server.on('secureConnection', () => connections++);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const addr = server.address();
     return `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -52,6 +55,7 @@ async function main(): Promise<string> {
   const server = await startHeadroomServer({
     host: '127.0.0.1', port: 0, tls, state: () => state, intake, clock: systemClock, ready: () => true,
   });
+  server.server.on('secureConnection', () => connections++);
   if (process.env.HEADROOM_LOAD_SOLVER === '1') solverControl();
   return server.url;
 }
@@ -121,6 +125,10 @@ main().then(
   },
 );
 createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line === 'conns') {
+    process.stdout.write(`${connections}\n`);
+    return;
+  }
   if (line !== 'cpu') return;
   const { user, system } = process.cpuUsage();
   process.stdout.write(`${(user + system) / 1e6}\n`);

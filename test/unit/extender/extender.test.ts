@@ -110,6 +110,34 @@ describe('scheduler extender', () => {
       expect(intake.size).to.equal(0);
     });
 
+    it('passes every candidate, in order and as sent, while nothing is being disrupted', () => {
+      state.clearDisrupting('draining');
+      expect(state.disruptingCount).to.equal(0);
+      const names = ['half', 'draining', 'empty', 'unknown'];
+      const out = filter({ Pod: pod('100m', '100Mi'), NodeNames: names });
+      expect(out.NodeNames).to.deep.equal(names);
+      expect(out.FailedNodes).to.deep.equal({});
+      expect(out.FailedAndUnresolvableNodes).to.deep.equal({});
+      // and filters again as soon as a node is marked
+      state.markDisrupting('empty', 'consolidating');
+      expect(state.disruptingCount).to.equal(1);
+      expect(filter({ Pod: pod('100m', '100Mi'), NodeNames: names }).NodeNames).to.deep.equal(['half', 'draining', 'unknown']);
+    });
+
+    it('counts the nodes being disrupted through every way an entry changes', () => {
+      expect(state.disruptingCount).to.equal(1); // draining (half's annotation was cleared)
+      state.markDisrupting('half', 'a');
+      state.markDisrupting('half', 'b'); // a new reason, still one node
+      expect(state.disruptingCount).to.equal(2);
+      state.setEntry('half', { usage: state.node('half')! });
+      expect(state.disruptingCount).to.equal(1);
+      state.setEntry('gone-soon', { disruption: 'x' });
+      expect(state.disruptingCount).to.equal(2);
+      state.deleteNode('gone-soon');
+      state.deleteNode('draining');
+      expect(state.disruptingCount).to.equal(0);
+    });
+
     it('accepts Go-style case-insensitive keys as encoding/json does', () => {
       const out = filter({ pod: pod('100m', '100Mi'), nodenames: ['draining', 'empty'] });
       expect(out.NodeNames).to.deep.equal(['empty']);
@@ -128,23 +156,25 @@ describe('scheduler extender', () => {
   });
 
   describe('prioritize', () => {
-    it('returns a bare array of {Host, Score} in 0..10, fuller-after-placement higher', () => {
+    it('returns a bare array of {Host, Score} in 1..10, fuller-after-placement higher, leaving out nodes it scores 0', () => {
       const out = prioritize({ Pod: pod('1', '2Gi'), NodeNames: ['empty', 'half', 'unknown'] });
       expect(out).to.be.an('array');
-      expect(out.map((h) => Object.keys(h))).to.deep.equal([['Host', 'Score'], ['Host', 'Score'], ['Host', 'Score']]);
+      expect(out.map((h) => Object.keys(h))).to.deep.equal([['Host', 'Score'], ['Host', 'Score']]);
       const score = Object.fromEntries(out.map((h) => [h.Host, h.Score]));
-      // empty: (1/4 + 2/8)/2 = 0.25 -> 2; half: (3/4 + 6/8)/2 = 0.75 -> 6
-      expect(score).to.deep.equal({ empty: 2, half: 6, unknown: 0 });
-      for (const h of out) expect(h.Score).to.be.within(0, 10).and.satisfy(Number.isInteger);
+      // empty: (1/4 + 2/8)/2 = 0.25 -> 2; half: (3/4 + 6/8)/2 = 0.75 -> 6; unknown: 0, so absent
+      // (kube-scheduler adds an extender's score only to the hosts it lists: absent is 0).
+      expect(score).to.deep.equal({ empty: 2, half: 6 });
+      for (const h of out) expect(h.Score).to.be.within(1, 10).and.satisfy(Number.isInteger);
     });
 
-    it('gives a node the pod does not fit 0', () => {
+    it('leaves out a node the pod does not fit (score 0)', () => {
       const out = prioritize({ Pod: pod('3', '1Gi'), NodeNames: ['half', 'empty'] });
-      expect(out).to.deep.equal([{ Host: 'half', Score: 0 }, { Host: 'empty', Score: 4 }]);
+      expect(out).to.deep.equal([{ Host: 'empty', Score: 4 }]);
     });
 
     it('adds the bonus on capacity provisioned for the pod\'s workload', () => {
       const web = prioritize({ Pod: pod('1', '2Gi', { kind: 'ReplicaSet', name: 'web-1' }), NodeNames: ['empty', 'for-web'] });
+      // for-web: 2 for packing, +2 as it was provisioned for web-1
       expect(web).to.deep.equal([{ Host: 'empty', Score: 2 }, { Host: 'for-web', Score: 4 }]);
       const other = prioritize({ Pod: pod('1', '2Gi', { kind: 'ReplicaSet', name: 'api-1' }), NodeNames: ['empty', 'for-web'] });
       expect(other).to.deep.equal([{ Host: 'empty', Score: 2 }, { Host: 'for-web', Score: 2 }]);
