@@ -71,6 +71,9 @@ const { values } = parseArgs({
     'sched-pods': { type: 'string', default: '500' },
     rounds: { type: 'string', default: '5' },
     'boot-delay': { type: 'string', default: '1000' },
+    // Percent of each steady node's cpu and memory its pods request (default: 100m/128Mi a
+    // pod, about 2% at the default size). How full nodes are decides the extender's scores.
+    'steady-fill': { type: 'string' },
     'kwok-pod-workers': { type: 'string', default: String(KWOK_POD_WORKERS) },
     // The controller's solver threads: the chart's value unless given.
     'solver-threads': { type: 'string' },
@@ -99,6 +102,10 @@ const BOOT_DELAY_MS = num('boot-delay');
 const KWOK_WORKERS = num('kwok-pod-workers');
 /** The controller's --solver-threads: the chart's (controller.solverThreads) unless --solver-threads is given. */
 const SOLVER_THREADS = values['solver-threads'] === undefined ? chartSolverThreads() : num('solver-threads');
+/** The steady nodes' allocatable (kwok Nodes). */
+const STEADY_ALLOCATABLE = { cpu: '64', memory: '256Gi', pods: '250' };
+/** Each steady pod's requests: 100m/128Mi, or a share of its node for --steady-fill. */
+const STEADY_REQUESTS = steadyRequests();
 const LOAD_NS = 'scale-load';
 const GROUP_NS = 'scale-groups';
 const BURST_NS = 'scale-burst';
@@ -139,6 +146,19 @@ function chartMemoryLimitMb(): number {
 }
 
 /** controller.solverThreads in charts/headroom/values.yaml: each solver thread holds its own copy of the snapshot, so memory is measured with the chart's count. */
+/** --steady-fill P: the steady pods (PODS / NODES a node) together request P% of their node's cpu and memory. */
+function steadyRequests(): { cpu: string; memory: string } {
+  if (values['steady-fill'] === undefined) return { cpu: '100m', memory: '128Mi' };
+  const fill = num('steady-fill');
+  if (fill > 95) {
+    console.error(`bench:scale: --steady-fill takes a percent up to 95, got ${fill}`);
+    process.exit(2);
+  }
+  const perNode = Math.max(1, Math.ceil(PODS / Math.max(1, NODES)));
+  const share = fill / 100 / perNode;
+  return { cpu: `${Math.max(1, Math.floor(Number(STEADY_ALLOCATABLE.cpu) * 1000 * share))}m`, memory: `${Math.max(1, Math.floor(Number.parseInt(STEADY_ALLOCATABLE.memory, 10) * 1024 * share))}Mi` };
+}
+
 function chartSolverThreads(): number {
   const values = parseYaml(readFileSync('charts/headroom/values.yaml', 'utf8')) as { controller?: { solverThreads?: unknown } };
   const n = values.controller?.solverThreads;
@@ -198,7 +218,7 @@ async function main(): Promise<void> {
   let controller: ManagedProcess | undefined;
   let floor: ChildServer | undefined;
   let cgroup: MemoryCgroup | undefined;
-  const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS, solverThreads: SOLVER_THREADS } };
+  const report: Record<string, unknown> = { config: { nodes: NODES, pods: PODS, groups: GROUPS, burst: BURST, schedPods: SCHED_PODS, rounds: ROUNDS, bootDelayMs: BOOT_DELAY_MS, solverThreads: SOLVER_THREADS, steadyPodRequests: STEADY_REQUESTS } };
   try {
     cp = await startControlPlane({ scheduler: true, kwok: kwokOptions(KWOK_WORKERS), apiServerArgs: ['--max-requests-inflight=800', '--max-mutating-requests-inflight=400', `--etcd-compaction-interval=${COMPACTION_S}s`] });
     const kc = cp.kubeConfig();
@@ -209,7 +229,7 @@ async function main(): Promise<void> {
     for (const ns of [LOAD_NS, GROUP_NS, BURST_NS]) await client.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } });
 
     // The steady cluster: NODES kwok nodes, PODS pods bound to them round-robin.
-    const allocatable = { cpu: '64', memory: '256Gi', pods: '250' };
+    const allocatable = STEADY_ALLOCATABLE;
     const nodes: V1Node[] = Array.from({ length: NODES }, (_, i) => ({
       metadata: { name: `load-${i}`, labels: { 'kubernetes.io/hostname': `load-${i}`, type: 'kwok', 'topology.kubernetes.io/zone': `zone-${i % 3}` }, annotations: { 'kwok.x-k8s.io/node': 'fake' } },
       status: { allocatable, capacity: allocatable },
@@ -219,7 +239,7 @@ async function main(): Promise<void> {
       metadata: { name: `load-${i}`, namespace: LOAD_NS, labels: { app: `app-${i % 500}` } },
       spec: {
         nodeName: `load-${i % Math.max(1, NODES)}`,
-        containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m', memory: '128Mi' } } }],
+        containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: STEADY_REQUESTS } }],
       },
     }));
     const podSeconds = NODES > 0 ? await createAll(pods, createPod(LOAD_NS), 'pods') : 0;
