@@ -32,7 +32,7 @@
  * Objects are created 32 requests at a time over one keep-alive pool (create-many.ts).
  * Prints a table, and with --json one JSON object. Everything it starts, it stops.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -438,7 +438,8 @@ async function main(): Promise<void> {
           const run = await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS);
           const after = await controllerSample(pid, metricsPort);
           rates[kind].push(run.podsPerSecond);
-          costs[kind].push({ controllerCpuMsPerPod: (1000 * (after.cpuSeconds - before.cpuSeconds)) / SCHED_PODS, schedulerCpuMsPerPod: run.schedulerCpuMsPerPod, loopDelayMeanMs: after.loopDelayMeanMs, loopDelayP99Ms: after.loopDelayP99Ms, loopDelayMaxMs: after.loopDelayMaxMs });
+          const perPod = (k: keyof ThreadCpu) => (1000 * (after.threads[k] - before.threads[k])) / SCHED_PODS;
+          costs[kind].push({ controllerCpuMsPerPod: (1000 * (after.cpuSeconds - before.cpuSeconds)) / SCHED_PODS, controllerThreadsCpuMsPerPod: { main: perPod('main'), workers: perPod('workers'), v8: perPod('v8'), other: perPod('other') }, schedulerCpuMsPerPod: run.schedulerCpuMsPerPod, loopDelayMeanMs: after.loopDelayMeanMs, loopDelayP99Ms: after.loopDelayP99Ms, loopDelayMaxMs: after.loopDelayMaxMs });
           if (profile && profileDir) writeFileSync(join(profileDir, `controller-scheduler-${kind}-${Date.now()}.cpuprofile`), await profile);
           progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
         }
@@ -555,7 +556,7 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: 
   }
 }
 
-interface RoundCost { controllerCpuMsPerPod: number; schedulerCpuMsPerPod: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }
+interface RoundCost { controllerCpuMsPerPod: number; controllerThreadsCpuMsPerPod: ThreadCpu; schedulerCpuMsPerPod: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }
 
 /** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
 function cpuSeconds(pid: number): number {
@@ -568,10 +569,37 @@ function cpuSeconds(pid: number): number {
  * /metrics (prom-client resets that histogram on every scrape, so a scrape before a
  * round and one after give the round's).
  */
-async function controllerSample(pid: number, metricsPort: number): Promise<{ cpuSeconds: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }> {
+async function controllerSample(pid: number, metricsPort: number): Promise<{ cpuSeconds: number; threads: ThreadCpu; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }> {
   const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text(), () => '');
   const ms = (name: string) => 1000 * Number(new RegExp(`^headroom_nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
-  return { cpuSeconds: cpuSeconds(pid), loopDelayMeanMs: ms('mean'), loopDelayP99Ms: ms('p99'), loopDelayMaxMs: ms('max') };
+  return { cpuSeconds: cpuSeconds(pid), threads: threadCpuSeconds(pid), loopDelayMeanMs: ms('mean'), loopDelayP99Ms: ms('p99'), loopDelayMaxMs: ms('max') };
+}
+
+/** A process's CPU seconds by thread kind: its main thread, its worker threads (the solver pool), V8's helpers (GC), the rest. */
+interface ThreadCpu { main: number; workers: number; v8: number; other: number }
+
+/** Per-thread CPU from /proc/<pid>/task/<tid>/stat, grouped by the thread's name (Node names its threads). */
+function threadCpuSeconds(pid: number): ThreadCpu {
+  const out: ThreadCpu = { main: 0, workers: 0, v8: 0, other: 0 };
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      const kind: keyof ThreadCpu = tid === String(pid) ? 'main' : name === 'WorkerThread' ? 'workers' : name.startsWith('V8') ? 'v8' : 'other';
+      out[kind] += seconds;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
 }
 
 /** The --profile-dir CPU profile's length: a scheduler round's pod creation and binding. */
@@ -697,7 +725,7 @@ function print(r: Record<string, unknown>): void {
   for (const kind of ['headroom', 'floor'] as const) {
     const c = k.costs[kind];
     const m = (f: (x: RoundCost) => number, d = 2) => fmt(median(c.map(f)), d);
-    console.log(`    ${kind === 'headroom' ? 'Headroom rounds  ' : 'do-nothing rounds'} (medians): controller ${m((x) => x.controllerCpuMsPerPod)} CPU-ms/pod, kube-scheduler ${m((x) => x.schedulerCpuMsPerPod)} CPU-ms/pod; controller event-loop delay mean ${m((x) => x.loopDelayMeanMs)} ms, p99 ${m((x) => x.loopDelayP99Ms)} ms, max ${m((x) => x.loopDelayMaxMs, 0)} ms`);
+    console.log(`    ${kind === 'headroom' ? 'Headroom rounds  ' : 'do-nothing rounds'} (medians): controller ${m((x) => x.controllerCpuMsPerPod)} CPU-ms/pod (main thread ${m((x) => x.controllerThreadsCpuMsPerPod.main)}, solver workers ${m((x) => x.controllerThreadsCpuMsPerPod.workers)}, V8 helpers ${m((x) => x.controllerThreadsCpuMsPerPod.v8)}), kube-scheduler ${m((x) => x.schedulerCpuMsPerPod)} CPU-ms/pod; controller event-loop delay mean ${m((x) => x.loopDelayMeanMs)} ms, p99 ${m((x) => x.loopDelayP99Ms)} ms, max ${m((x) => x.loopDelayMaxMs, 0)} ms`);
   }
   const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number; heapPeakMb: number; after: Record<string, number> };
   console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB, heap peak ${fmt(g.heapPeakMb, 0)} MB; after it, MB: ${Object.entries(g.after).map(([k, v]) => `${k} ${v}`).join(', ')}; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
