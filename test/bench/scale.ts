@@ -435,11 +435,14 @@ async function main(): Promise<void> {
           const profileDir = r === 0 ? values['profile-dir'] : undefined;
           const profile = profileDir ? fetch(`http://127.0.0.1:${metricsPort}/debug/profile/cpu?seconds=${PROFILE_SECONDS}`).then((res) => res.text()) : undefined;
           const before = await controllerSample(pid, metricsPort);
+          const floorBefore = kind === 'floor' ? Number(await floor.command('cpu')) : NaN;
           const run = await schedulerRun(cp, kc, createPod(LOAD_NS), `${kind}-${r}`, ext, SCHED_PODS);
           const after = await controllerSample(pid, metricsPort);
+          // The do-nothing extender's own process: what its answers cost, beside what Headroom's cost in the controller.
+          const floorCpuMsPerPod = kind === 'floor' ? (1000 * (Number(await floor.command('cpu')) - floorBefore)) / SCHED_PODS : undefined;
           rates[kind].push(run.podsPerSecond);
           const perPod = (k: keyof ThreadCpu) => (1000 * (after.threads[k] - before.threads[k])) / SCHED_PODS;
-          costs[kind].push({ controllerCpuMsPerPod: (1000 * (after.cpuSeconds - before.cpuSeconds)) / SCHED_PODS, controllerThreadsCpuMsPerPod: { main: perPod('main'), workers: perPod('workers'), v8: perPod('v8'), other: perPod('other') }, schedulerCpuMsPerPod: run.schedulerCpuMsPerPod, loopDelayMeanMs: after.loopDelayMeanMs, loopDelayP99Ms: after.loopDelayP99Ms, loopDelayMaxMs: after.loopDelayMaxMs });
+          costs[kind].push({ controllerCpuMsPerPod: (1000 * (after.cpuSeconds - before.cpuSeconds)) / SCHED_PODS, controllerThreadsCpuMsPerPod: { main: perPod('main'), workers: perPod('workers'), v8: perPod('v8'), other: perPod('other') }, schedulerCpuMsPerPod: run.schedulerCpuMsPerPod, loopDelayMeanMs: after.loopDelayMeanMs, loopDelayP99Ms: after.loopDelayP99Ms, loopDelayMaxMs: after.loopDelayMaxMs, ...(floorCpuMsPerPod !== undefined ? { floorProcessCpuMsPerPod: floorCpuMsPerPod } : {}) });
           if (profile && profileDir) writeFileSync(join(profileDir, `controller-scheduler-${kind}-${Date.now()}.cpuprofile`), await profile);
           progress(`scheduler ${kind}-${r}: ${fmt(rates[kind].at(-1)!, 1)} pods/s`);
         }
@@ -556,7 +559,7 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: 
   }
 }
 
-interface RoundCost { controllerCpuMsPerPod: number; controllerThreadsCpuMsPerPod: ThreadCpu; schedulerCpuMsPerPod: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }
+interface RoundCost { controllerCpuMsPerPod: number; controllerThreadsCpuMsPerPod: ThreadCpu; floorProcessCpuMsPerPod?: number; schedulerCpuMsPerPod: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }
 
 /** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
 function cpuSeconds(pid: number): number {
@@ -725,7 +728,7 @@ function print(r: Record<string, unknown>): void {
   for (const kind of ['headroom', 'floor'] as const) {
     const c = k.costs[kind];
     const m = (f: (x: RoundCost) => number, d = 2) => fmt(median(c.map(f)), d);
-    console.log(`    ${kind === 'headroom' ? 'Headroom rounds  ' : 'do-nothing rounds'} (medians): controller ${m((x) => x.controllerCpuMsPerPod)} CPU-ms/pod (main thread ${m((x) => x.controllerThreadsCpuMsPerPod.main)}, solver workers ${m((x) => x.controllerThreadsCpuMsPerPod.workers)}, V8 helpers ${m((x) => x.controllerThreadsCpuMsPerPod.v8)}), kube-scheduler ${m((x) => x.schedulerCpuMsPerPod)} CPU-ms/pod; controller event-loop delay mean ${m((x) => x.loopDelayMeanMs)} ms, p99 ${m((x) => x.loopDelayP99Ms)} ms, max ${m((x) => x.loopDelayMaxMs, 0)} ms`);
+    console.log(`    ${kind === 'headroom' ? 'Headroom rounds  ' : 'do-nothing rounds'} (medians): controller ${m((x) => x.controllerCpuMsPerPod)} CPU-ms/pod (main thread ${m((x) => x.controllerThreadsCpuMsPerPod.main)}, solver workers ${m((x) => x.controllerThreadsCpuMsPerPod.workers)}, V8 helpers ${m((x) => x.controllerThreadsCpuMsPerPod.v8)})${kind === 'floor' ? `, the do-nothing extender's process ${m((x) => x.floorProcessCpuMsPerPod ?? NaN)}` : ''}, kube-scheduler ${m((x) => x.schedulerCpuMsPerPod)} CPU-ms/pod; controller event-loop delay mean ${m((x) => x.loopDelayMeanMs)} ms, p99 ${m((x) => x.loopDelayP99Ms)} ms, max ${m((x) => x.loopDelayMaxMs, 0)} ms`);
   }
   const g = r.relist410 as { pausedSeconds: number; apiReadyAfterKillSeconds: number; podsAndNodesRelistedSeconds: number; allRelistedSeconds: number; informersRelisted: number; informers: number; webhook: LoadResult; extender: LoadResult; rssPeakMb: number; heapPeakMb: number; after: Record<string, number> };
   console.log(`  forced 410 Gone: controller paused ${fmt(g.pausedSeconds, 1)} s (kube-apiserver restarted, ready ${fmt(g.apiReadyAfterKillSeconds, 1)} s after the kill); after it resumed, pods and nodes relisted in ${fmt(g.podsAndNodesRelistedSeconds, 1)} s, all ${g.informersRelisted}/${g.informers} informers in ${fmt(g.allRelistedSeconds, 1)} s; RSS peak ${fmt(g.rssPeakMb, 0)} MB, heap peak ${fmt(g.heapPeakMb, 0)} MB; after it, MB: ${Object.entries(g.after).map(([k, v]) => `${k} ${v}`).join(', ')}; meanwhile (50 req/s each, ${RELIST_LOAD_SECONDS} s):`);
