@@ -563,7 +563,12 @@ interface RoundCost { controllerCpuMsPerPod: number; controllerThreadsCpuMsPerPo
 
 /** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** User + system CPU seconds from a /proc stat line (a process's or a thread's); the name in parentheses may hold spaces. */
+function statCpuSeconds(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -594,8 +599,7 @@ function threadCpuSeconds(pid: number): ThreadCpu {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      const seconds = statCpuSeconds(stat);
       const kind: keyof ThreadCpu = tid === String(pid) ? 'main' : name === 'WorkerThread' ? 'workers' : name.startsWith('V8') ? 'v8' : 'other';
       out[kind] += seconds;
     } catch {
