@@ -68,6 +68,16 @@ function quantityField(pod: V1Pod, input: unknown): string {
       }
     }
   }
+  for (const kind of ['requests', 'limits'] as const) {
+    for (const [r, q] of Object.entries((spec?.resources?.[kind] ?? {}) as Record<string, unknown>)) if (q === input) return `spec.resources.${kind}.${r}`;
+  }
   for (const [r, q] of Object.entries((spec?.overhead ?? {}) as Record<string, unknown>)) if (q === input) return `spec.overhead.${r}`;
+  for (const list of ['containerStatuses', 'initContainerStatuses'] as const) {
+    const cs = pod.status?.[list] ?? [];
+    for (let i = 0; i < cs.length; i++) {
+      for (const [r, q] of Object.entries((cs[i]!.resources?.requests ?? {}) as Record<string, unknown>)) if (q === input) return `status.${list}[${i}].resources.requests.${r}`;
+      for (const [r, q] of Object.entries((cs[i]!.allocatedResources ?? {}) as Record<string, unknown>)) if (q === input) return `status.${list}[${i}].allocatedResources.${r}`;
+    }
+  }
   return 'spec';
 }

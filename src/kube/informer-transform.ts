@@ -1,4 +1,5 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { resizeStatusesThatCount } from '../scheduling/resources.js';
 
 /**
  * What the informer caches keep of each object (client-go's informer transform):
@@ -19,7 +20,11 @@ const CONTAINER_UNREAD = new Set([
   'lifecycle', 'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy', 'workingDir', 'stdin', 'stdinOnce', 'tty',
   'securityContext', 'resizePolicy',
 ]);
-/** Pod status: the kubelet's per-container report and addresses; phase, conditions and the rest stay. */
+/**
+ * Pod status: the kubelet's per-container report and addresses; phase, conditions and the rest stay.
+ * Of the container statuses, only the resources of a container whose resize changes what
+ * it counts for are kept (resizeStatusesThatCount), as few pods are resizing at any time.
+ */
 const POD_STATUS_UNREAD = new Set([
   'containerStatuses', 'initContainerStatuses', 'ephemeralContainerStatuses', 'podIP', 'podIPs', 'hostIP', 'hostIPs', 'startTime',
 ]);
@@ -78,7 +83,13 @@ export function stripPod<T extends KubernetesObject>(o: T): T {
     if (Array.isArray(spec.volumes)) spec.volumes = spec.volumes.map(volume);
     out.spec = spec;
   }
-  if (isObj(src.status)) out.status = without(src.status, POD_STATUS_UNREAD);
+  if (isObj(src.status)) {
+    const status = without(src.status, POD_STATUS_UNREAD);
+    const resizing = resizeStatusesThatCount(o as unknown as V1Pod);
+    if (resizing.containerStatuses) status.containerStatuses = resizing.containerStatuses;
+    if (resizing.initContainerStatuses) status.initContainerStatuses = resizing.initContainerStatuses;
+    out.status = status;
+  }
   return out as unknown as T;
 }
 

@@ -46,41 +46,144 @@ export function fits(req: Resources, free: Resources): boolean {
   return true;
 }
 
+type ResourceList = Record<string, string | number> | undefined;
+
 function containerRequests(c: V1Container): Resources {
-  // As kube-scheduler does: limits stand in for requests that are not set.
-  const requests = parseResourceList(c.resources?.requests as Record<string, string> | undefined);
-  const limits = parseResourceList(c.resources?.limits as Record<string, string> | undefined);
+  // As the API server's defaulting does: limits stand in for requests that are not set.
+  const requests = parseResourceList(c.resources?.requests as ResourceList);
+  const limits = parseResourceList(c.resources?.limits as ResourceList);
   for (const k in limits) if (!(k in requests)) requests[k] = limits[k]!;
   return requests;
 }
 
+/** Resources a pod may request at pod level (KEP 2837): cpu, memory and hugepages. */
+export function isPodLevelResource(name: string): boolean {
+  return name === CPU || name === MEMORY || name.startsWith('hugepages-');
+}
+
+/** The status kube-scheduler reads of a container that may be resizing (status.containerStatuses / initContainerStatuses). */
+type ContainerStatus = NonNullable<NonNullable<V1Pod['status']>['containerStatuses']>[number];
+type StatusLike = Pick<ContainerStatus, 'resources' | 'allocatedResources'>;
+
+/** A PodResizePending condition with reason Infeasible: the node can never give the desired resources. */
+export function isResizeInfeasible(pod: V1Pod): boolean {
+  const c = pod.status?.conditions?.find((x) => x.type === 'PodResizePending');
+  return c?.reason === 'Infeasible';
+}
+
 /**
- * The effective request of a pod, as kube-scheduler computes it
- * (k8s.io/component-helpers resource.PodRequests):
+ * What a container counts for, as kube-scheduler counts it with in-place resize (GA):
+ * a container whose status reports resources counts the larger, resource by resource,
+ * of its desired (spec), actual (status.resources) and allocated
+ * (status.allocatedResources) requests; the desired ones are left out when the
+ * resize is Infeasible (it will never happen). Without status resources: the spec.
+ */
+function effectiveRequests(c: V1Container, status: StatusLike | undefined, infeasible: boolean): Resources {
+  if (!status?.resources) return containerRequests(c);
+  const out = infeasible ? {} : containerRequests(c);
+  maxInto(out, parseResourceList(status.resources.requests as ResourceList));
+  maxInto(out, parseResourceList(status.allocatedResources as ResourceList));
+  return out;
+}
+
+/** Only what the scheduler reads of a container status: its name and resources. */
+type ResizeStatus = Pick<ContainerStatus, 'name' | 'resources' | 'allocatedResources'>;
+
+/**
+ * The container statuses (name, resources, allocatedResources only) whose resources
+ * change what podRequests counts: those above the spec's requests somewhere, or any
+ * with status resources when the resize is Infeasible. Lists are absent when none
+ * does, so a cache can drop the kubelet's report and keep podRequests unchanged.
+ */
+export function resizeStatusesThatCount(pod: V1Pod): { containerStatuses?: ResizeStatus[]; initContainerStatuses?: ResizeStatus[] } {
+  const status = pod.status;
+  if (!status?.containerStatuses?.length && !status?.initContainerStatuses?.length) return {};
+  const infeasible = isResizeInfeasible(pod);
+  const pick = (list: ContainerStatus[] | undefined, specs: V1Container[] | undefined, sidecarsOnly: boolean): ResizeStatus[] | undefined => {
+    let out: ResizeStatus[] | undefined;
+    for (const cs of list ?? []) {
+      if (!cs.resources) continue;
+      const c = specs?.find((x) => x.name === cs.name);
+      if (!c || (sidecarsOnly && c.restartPolicy !== 'Always')) continue;
+      let counts = infeasible;
+      if (!counts) {
+        try {
+          const spec = containerRequests(c);
+          const above = (l: ResourceList) => { const r = parseResourceList(l); for (const k in r) if (r[k]! > (spec[k] ?? 0)) return true; return false; };
+          counts = above(cs.resources.requests as ResourceList) || above(cs.allocatedResources as ResourceList);
+        } catch {
+          counts = true; // a bad quantity: keep it, so the snapshot reports it as it would
+        }
+      }
+      if (!counts) continue;
+      const kept: ResizeStatus = { name: cs.name, resources: cs.resources.requests ? { requests: cs.resources.requests } : {} };
+      if (cs.allocatedResources) kept.allocatedResources = cs.allocatedResources;
+      (out ??= []).push(kept);
+    }
+    return out;
+  };
+  const out: { containerStatuses?: ResizeStatus[]; initContainerStatuses?: ResizeStatus[] } = {};
+  const c = pick(status.containerStatuses, pod.spec?.containers, false);
+  if (c) out.containerStatuses = c;
+  const i = pick(status.initContainerStatuses, pod.spec?.initContainers, true);
+  if (i) out.initContainerStatuses = i;
+  return out;
+}
+
+/**
+ * The effective request of a pod, as kube-scheduler 1.36 computes it
+ * (k8s.io/component-helpers resource.PodRequests, with status resources and
+ * pod-level resources on, as they are by default):
  * - app containers and restartable (sidecar) init containers run together;
  * - each classic init container runs alone, alongside the sidecars started before it;
- * - the pod needs the max of both phases, plus pod overhead, plus one pod slot.
+ * - the pod needs the max of both phases;
+ * - a bound pod's containers (and sidecars) count what a resize in progress may hold
+ *   (effectiveRequests); classic init containers count their spec;
+ * - pod-level requests (spec.resources.requests) of cpu, memory and hugepages replace
+ *   the containers' figure for that resource; other resources stay the containers';
+ * - plus pod overhead, plus one pod slot.
  */
 export function podRequests(pod: V1Pod): Resources {
   const spec = pod.spec;
   const total: Resources = {};
   if (!spec) return { [PODS]: 1 };
-  for (const c of spec.containers ?? []) addInto(total, containerRequests(c));
+  const statuses = pod.status?.containerStatuses?.length || pod.status?.initContainerStatuses?.length
+    ? new Map([...pod.status.containerStatuses ?? [], ...pod.status.initContainerStatuses ?? []].map((s) => [s.name, s]))
+    : undefined;
+  const infeasible = statuses !== undefined && isResizeInfeasible(pod);
+  for (const c of spec.containers ?? []) addInto(total, statuses ? effectiveRequests(c, statuses.get(c.name), infeasible) : containerRequests(c));
 
   const sidecars: Resources = {};
   const initPeak: Resources = {};
   for (const c of spec.initContainers ?? []) {
-    const req = containerRequests(c);
     if (c.restartPolicy === 'Always') {
-      addInto(sidecars, req);
+      addInto(sidecars, statuses ? effectiveRequests(c, statuses.get(c.name), infeasible) : containerRequests(c));
       maxInto(initPeak, { ...sidecars });
     } else {
-      maxInto(initPeak, addInto({ ...req }, sidecars));
+      maxInto(initPeak, addInto(containerRequests(c), sidecars));
     }
   }
   addInto(total, sidecars);
   maxInto(total, initPeak);
-  addInto(total, parseResourceList(spec.overhead as Record<string, string> | undefined));
+  const podLevel = podLevelRequests(pod);
+  if (podLevel) for (const k in podLevel) total[k] = podLevel[k]!;
+  addInto(total, parseResourceList(spec.overhead as ResourceList));
   total[PODS] = 1;
   return total;
+}
+
+/**
+ * Pod-level requests of the resources that may be set at pod level, or undefined when
+ * none is. An unset pod-level request with a pod-level limit takes the limit, as the
+ * API server's defaulting does (objects read from a cluster have it already).
+ */
+export function podLevelRequests(pod: V1Pod): Resources | undefined {
+  const res = pod.spec?.resources;
+  if (!res) return undefined;
+  const requests = parseResourceList(res.requests as ResourceList);
+  const limits = parseResourceList(res.limits as ResourceList);
+  for (const k in limits) if (!(k in requests)) requests[k] = limits[k]!;
+  let out: Resources | undefined;
+  for (const k in requests) if (isPodLevelResource(k)) (out ??= {})[k] = requests[k]!;
+  return out;
 }

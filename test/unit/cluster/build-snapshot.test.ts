@@ -112,6 +112,13 @@ spec: {clusterName: c, template: {spec: {}}}
       const o = emptyClusterObjects();
       o.pods.push({ metadata: { name: 'p', namespace: 'x' }, spec: { containers: [{ name: 'a' }, { name: 'b', resources: { limits: { memory: '1Qi' } } }] } });
       expect(() => buildSnapshot(o)).to.throw(ObjectValidationError, 'Pod x/p: spec.containers[1].resources.limits.memory: invalid quantity "1Qi"');
+      o.pods = [{ metadata: { name: 'p', namespace: 'x' }, spec: { resources: { requests: { cpu: 'two' } }, containers: [{ name: 'a' }] } }];
+      expect(() => buildSnapshot(o)).to.throw(ObjectValidationError, 'Pod x/p: spec.resources.requests.cpu: invalid quantity "two"');
+      o.pods = [{
+        metadata: { name: 'p', namespace: 'x' }, spec: { nodeName: 'n', containers: [{ name: 'a' }] },
+        status: { containerStatuses: [{ name: 'a', image: 'i', imageID: '', ready: true, restartCount: 0, resources: {}, allocatedResources: { memory: '1Qi' } }] },
+      }];
+      expect(() => buildSnapshot(o)).to.throw(ObjectValidationError, 'Pod x/p: status.containerStatuses[0].allocatedResources.memory: invalid quantity "1Qi"');
       o.pods = [];
       o.nodes.push({ metadata: { name: 'n' }, status: { allocatable: { cpu: 'lots' } } });
       expect(() => buildSnapshot(o)).to.throw(ObjectValidationError, 'Node n: status.allocatable.cpu: invalid quantity "lots"');

@@ -119,6 +119,30 @@ describe('informer transform: what the caches keep of each object', () => {
     expect(JSON.stringify(p).length, 'a third smaller at least').to.be.lessThan((JSON.stringify(pods[0]).length * 2) / 3);
   });
 
+  it('keeps the resources of containers whose resize changes what the pod counts for, and only those', () => {
+    const statuses = (cpu: string, allocated: string) => [
+      { name: 'c', ready: true, restartCount: 0, image: 'x', imageID: 'y', resources: { requests: { cpu, memory: '128Mi' }, limits: { cpu: '1' } }, allocatedResources: { cpu: allocated, memory: '128Mi' } },
+    ];
+    const at = (cpu: string, allocated: string, conditions: NonNullable<V1Pod['status']>['conditions'] = []): V1Pod => {
+      const p = copy(richPod(0, 'n0'));
+      p.status = { ...p.status, conditions, containerStatuses: statuses(cpu, allocated) };
+      return p;
+    };
+    const settled = at('100m', '100m');
+    expect(stripPod(copy(settled)).status!.containerStatuses, 'status equal to the spec: dropped').to.equal(undefined);
+    const shrinking = at('900m', '100m');
+    expect(stripPod(copy(shrinking)).status!.containerStatuses).to.deep.equal([{ name: 'c', resources: { requests: { cpu: '900m', memory: '128Mi' } }, allocatedResources: { cpu: '100m', memory: '128Mi' } }]);
+    const infeasible = at('50m', '50m', [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }]);
+    expect(stripPod(copy(infeasible)).status!.containerStatuses!.length).to.equal(1);
+    for (const p of [settled, shrinking, infeasible]) {
+      const a = buildSnapshot({ ...emptyClusterObjects(), nodes: [richNode(0)], pods: [copy(p)] }, { strict: true });
+      const b = buildSnapshot({ ...emptyClusterObjects(), nodes: [richNode(0)], pods: [stripPod(copy(p))] }, { strict: true });
+      expect(b.nodes[0]!.pods[0]!.requests).to.deep.equal(a.nodes[0]!.pods[0]!.requests);
+    }
+    const a = buildSnapshot({ ...emptyClusterObjects(), nodes: [richNode(0)], pods: [stripPod(copy(shrinking))] }, { strict: true });
+    expect(a.nodes[0]!.pods[0]!.requests.cpu, 'the resize in progress counts').to.equal(900 + 50 + 10);
+  });
+
   it('other kinds lose only metadata.managedFields and last-applied; nothing is mutated in place', () => {
     const ds: KubernetesObject & { spec: unknown } = { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'd', managedFields, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', keep: 'me' } }, spec: { template: { spec: { containers: [{ name: 'c', env: [] }] } } } };
     const before = copy(ds);
