@@ -21,6 +21,8 @@ export const GPU_TYPE_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}gpu-type`;
 export const GPU_COUNT_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}gpu-count`;
 export const LABELS_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}labels`;
 export const TAINTS_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}taints`;
+/** With gpu-count: the DRA driver whose devices a new node publishes (no extended resource unless gpu-type is set, as CA does). */
+export const DRA_DRIVER_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}dra-driver`;
 /** Ours: a decimal price per node-hour. */
 export const PRICE_ANNOTATION = 'headroom.dev/price';
 
@@ -175,7 +177,9 @@ export function parseCapacityAnnotations(group: NodeGroupView): CapacityAnnotati
   if (gpuType !== undefined && (!gpuType.includes('/') || !isLabelKey(gpuType))) {
     fail(`annotation ${GPU_TYPE_ANNOTATION}`, `must be an extended resource name like ${DEFAULT_GPU_RESOURCE}, got ${JSON.stringify(gpuType)}`);
   }
-  if (gpuCount !== undefined && gpuCount > 0) {
+  // CA 1.36 counts dra-driver GPUs as devices only (ResourceSlices), an extended resource only when gpu-type names one.
+  const draOnly = a[DRA_DRIVER_ANNOTATION]?.trim() && gpuType === undefined;
+  if (gpuCount !== undefined && gpuCount > 0 && !draOnly) {
     out.gpuResource = gpuType || DEFAULT_GPU_RESOURCE;
     allocatable[out.gpuResource] = gpuCount;
   }

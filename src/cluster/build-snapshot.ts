@@ -16,6 +16,7 @@ import type { Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { inFlightNodes } from './in-flight-nodes.js';
 import { namespaceLabels } from './namespace-labels.js';
+import { applyDra } from './dra-snapshot.js';
 import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type LearnedShape } from './node-group.js';
 import { mapNodesToGroups, resolveMachineSetGroup } from './node-machine-map.js';
 import { nodeAllocatable, schedulingTaints } from './node-parse.js';
@@ -260,21 +261,30 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     if (group) groups.push(group);
   }
 
+  // DRA devices: free ones per node, template ones per group, and the pods' claims.
+  const dra = applyDra(objects, {
+    nodes, groups, pendingPods,
+    groupAnnotations: new Map(views.map((v) => [v.id, v.annotations])),
+    readyNodesOfGroup: new Map(groups.map((g) => [g.id, (map.nodesOfGroup.get(g.id) ?? []).filter((n) => readyNodes.has(n))])),
+  }, report);
+  const draNodes = dra.nodes;
+
   // Ownership and in-flight capacity of managed groups.
-  const inFlight = inFlightNodes(groups, map, nodeByName, goingAway);
-  nodes.push(...inFlight);
+  const inFlight = inFlightNodes(dra.groups, map, new Map(draNodes.map((n) => [n.name, n])), goingAway);
+  const allNodes = inFlight.length ? [...draNodes, ...inFlight] : draNodes;
 
   return {
-    groups,
-    nodes,
-    pendingPods,
+    groups: dra.groups,
+    nodes: allNodes,
+    pendingPods: dra.pendingPods,
+    ...(dra.dra ? { dra: dra.dra } : {}),
     volumes: volumeTopology({
       persistentVolumes: objects.persistentVolumes.filter(valid),
       persistentVolumeClaims: objects.persistentVolumeClaims.filter(valid),
       storageClasses: objects.storageClasses.filter(valid),
     }, ephemeralClaims as EphemeralClaim[]),
     namespaceLabels: namespaceLabels(objects.namespaces.filter(valid), podNamespaces),
-    limits: poolLimits(pools, groups, nodes),
+    limits: poolLimits(pools, dra.groups, allNodes),
     disruption: Object.fromEntries(pools.map((p) => [p.name, p.disruption])),
     templates: poolTemplates(pools),
   };

@@ -37,6 +37,7 @@ export function inFlightNodes(
         pods: (g.daemonSetPods ?? []).map((p) => ({ ...p, name: `${p.name}-${name}`, key: `${p.key}-${name}`, nodeName: name })),
         inFlight: true,
         unschedulable: false,
+        ...(g.template.deviceBlocked ? { deviceBlocked: g.template.deviceBlocked } : {}),
       });
     }
   }

@@ -53,6 +53,10 @@ const BY_GROUP: Record<string, Record<string, Bucket>> = {
   'cluster.x-k8s.io': { MachineDeployment: 'nodeGroups', MachineSet: 'nodeGroups', MachinePool: 'nodeGroups', Machine: 'machines', Cluster: 'clusters' },
   'headroom.dev': { NodePool: 'nodePools' },
   'autoscaling.x-k8s.io': { CapacityBuffer: 'capacityBuffers', ProvisioningRequest: 'provisioningRequests' },
+  // DRA; any served version (v1 is GA since 1.34): the fields read are the same in v1beta2.
+  'resource.k8s.io': {
+    ResourceClaim: 'resourceClaims', ResourceClaimTemplate: 'resourceClaimTemplates', DeviceClass: 'deviceClasses', ResourceSlice: 'resourceSlices',
+  },
 };
 
 /** Which ClusterObjects list an object belongs to, or undefined for kinds we ignore. */

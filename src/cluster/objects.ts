@@ -53,6 +53,15 @@ export interface ClusterObjects {
    * (scale from zero). Absent when not watched.
    */
   infrastructureTemplates?: UnstructuredObject[];
+  /**
+   * resource.k8s.io/v1 (DRA): claims and templates the pods name, the DeviceClasses
+   * their requests select from, and the ResourceSlices drivers publish. Absent when not
+   * watched (the API not served).
+   */
+  resourceClaims?: KubernetesObject[];
+  resourceClaimTemplates?: KubernetesObject[];
+  deviceClasses?: KubernetesObject[];
+  resourceSlices?: KubernetesObject[];
 }
 
 /**

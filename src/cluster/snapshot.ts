@@ -1,6 +1,7 @@
 import type { V1Taint } from '@kubernetes/client-node';
 import type { NodeGroupKind } from '../api/capi.js';
 import type { NodePoolDisruption } from '../api/nodepool.js';
+import type { DraTable } from '../scheduling/dra/pod-devices.js';
 import type { Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { VolumeTopology } from '../scheduling/volume-topology.js';
@@ -29,6 +30,8 @@ export interface ClusterSnapshot {
    * machineTemplate only), hashed once here for drift: the Disruptor parses no NodePool.
    */
   templates: Record<string, PoolTemplate>;
+  /** DRA: how device resources serve the pods' device signatures (absent when no pod has a ResourceClaim). */
+  dra?: DraTable;
 }
 
 /** A NodePool's current machineTemplate, as drift compares it with a standalone Machine's. */
@@ -76,9 +79,12 @@ export interface NodeGroup {
 }
 
 export interface NodeTemplate {
+  /** Free DRA devices are in it too, as `devices.headroom.dev/<atom>` counts (scheduling/dra/pod-devices.ts). */
   allocatable: Resources;
   labels: Record<string, string>;
   taints: V1Taint[];
+  /** DRA signatures whose CEL selectors fail on one of a new node's devices (no pod needing them runs there). */
+  deviceBlocked?: string[];
 }
 
 export interface SnapshotNode {
@@ -87,7 +93,10 @@ export interface SnapshotNode {
   groupId?: string;
   labels: Record<string, string>;
   taints: V1Taint[];
+  /** Free (unallocated) DRA devices are in it too, as `devices.headroom.dev/<atom>` counts. */
   allocatable: Resources;
+  /** DRA signatures whose CEL selectors fail on one of its devices. */
+  deviceBlocked?: string[];
   /** Pods bound to the node (including DaemonSet pods), for resources, ports, affinity and spread. */
   pods: SchedulingPod[];
   /** A replica that was requested but has no Node yet: capacity that is on its way. */

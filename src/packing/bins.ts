@@ -38,6 +38,8 @@ export interface Bin {
   contents: Array<{ cl: ClassLevel; n: number }>;
   /** Share of the remaining demand this bin was opened for (quota of each class). */
   share: number;
+  /** Shared DRA claims placed here (their devices are taken once). */
+  claims?: Set<string>;
   /** Quota bookkeeping: the class last placed here and how many of it. */
   lastClass: number;
   lastClassCount: number;

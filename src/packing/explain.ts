@@ -15,7 +15,7 @@ function bucket(map: Map<string, string[]>, reason: string, id: string): void {
 function existingReason(st: PackingState, cl: ClassLevel, bin: Bin): string | undefined {
   if (st.binUnschedulable(bin)) return 'node unschedulable';
   const node = bin.node!;
-  const r = st.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name);
+  const r = st.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name, node.deviceBlocked);
   if (r) return r;
   if (fitCount(cl.cls, bin.free) <= 0) {
     const short = cl.cls.reqKeys.filter((k, i) => cl.cls.reqVals[i]! > (bin.free[k] ?? 0));
@@ -30,7 +30,7 @@ export function groupReason(st: PackingState, cl: ClassLevel, gi: number): strin
   const open = st.openReason(gi);
   if (open) return open;
   const g = st.groups[gi]!;
-  const r = st.staticReason(cl, g.labels, g.taints, g.capacity);
+  const r = st.staticReason(cl, g.labels, g.taints, g.capacity, undefined, g.group.template.deviceBlocked);
   if (r) return r;
   const labels = st.candidateNodeLabels(gi);
   const virtual = { labels, ports: [], existing: false, existingIndex: -1, gi } as unknown as Bin;

@@ -45,7 +45,8 @@ export function ffd(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan 
     const used = c.bin.used;
     if ((used[CPU] ?? 0) + (req[CPU] ?? 0) > c.maxCpu || (used[MEMORY] ?? 0) + (req[MEMORY] ?? 0) > c.maxMem) return false;
     if (st.dynamicAllowance(cl, c.bin) < 1) return false;
-    const next = c.candidates.filter((gi) => st.groupFeasible(cl, gi) && fitsAdded(st.groups[gi]!.capacity, used, cl.cls.reqKeys, cl.cls.reqVals));
+    const next = c.candidates.filter((gi) => st.groupFeasible(cl, gi) && fitsAdded(st.groups[gi]!.capacity, used, cl.cls.reqKeys, cl.cls.reqVals)
+      && st.devicesFitOn(cl, c.bin, gi));
     if (next.length === 0) return false;
     c.candidates = next;
     if (!next.includes(c.bin.gi)) {

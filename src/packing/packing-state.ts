@@ -3,11 +3,13 @@ import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects } from '../scheduling/pod-affinity.js';
 import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
+import type { PodDevices } from '../scheduling/dra/pod-devices.js';
 import { type Resources, addInto, subtract } from '../scheduling/resources.js';
 import { HARD_TAINT_EFFECTS, formatTaint, untoleratedTaint } from '../scheduling/taints.js';
 import { HOSTNAME, resolveSpread, spreadSelects } from '../scheduling/topology-spread.js';
 import { volumeTopologyReason } from '../scheduling/volume-topology.js';
 import type { Bin, GroupInfo } from './bins.js';
+import { deviceAllowance, deviceStaticReason, takeDevices } from './devices.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { GroupRoom } from './group-room.js';
 import type { UnschedulablePod } from './plan.js';
@@ -50,6 +52,8 @@ export class PackingState {
 
   private readonly nodeNames = new Set<string>();
   private nextName = 0;
+  /** Shared DRA claims placed so far -> the bin that holds them (their other pods may join only it). */
+  private readonly sharedHome = new Map<string, Bin>();
   /** Why the last dynamic check failed, for reasons. */
   lastBlock = '';
   /** Bumped whenever counts, bins or group room change (cache key). */
@@ -181,7 +185,9 @@ export class PackingState {
   // ---- static feasibility ------------------------------------------------------------
 
   /** Why a class level can never run on a node with these labels, taints and capacity (undefined: it can). */
-  staticReason(cl: ClassLevel, labels: Record<string, string>, taints: readonly V1Taint[], capacity: Resources, nodeName?: string): string | undefined {
+  staticReason(
+    cl: ClassLevel, labels: Record<string, string>, taints: readonly V1Taint[], capacity: Resources, nodeName?: string, deviceBlocked?: readonly string[],
+  ): string | undefined {
     const pod = cl.pod;
     if (!nodeSelectorMatches(pod, labels, nodeName)) return 'node selector / required node affinity does not match';
     if (taints.length) {
@@ -194,6 +200,8 @@ export class PackingState {
     }
     const keys = cl.cls.reqKeys;
     for (let i = 0; i < keys.length; i++) if (cl.cls.reqVals[i]! > (capacity[keys[i]!] ?? 0)) return `Insufficient ${keys[i]}`;
+    const devices = cl.cls.proto.devices;
+    if (devices) return deviceStaticReason(devices, capacity, labels, nodeName, deviceBlocked, this.snapshot.dra);
     return undefined;
   }
 
@@ -202,7 +210,7 @@ export class PackingState {
     let v = cl.groupFeasible[gi]!;
     if (v === 0) {
       const g = this.groups[gi]!;
-      v = this.staticReason(cl, g.labels, g.taints, g.capacity) === undefined ? 1 : 2;
+      v = this.staticReason(cl, g.labels, g.taints, g.capacity, undefined, g.group.template.deviceBlocked) === undefined ? 1 : 2;
       cl.groupFeasible[gi] = v;
     }
     return v === 1;
@@ -213,7 +221,7 @@ export class PackingState {
     let v = cl.existingFeasible[bin.existingIndex]!;
     if (v === 0) {
       const node = bin.node!;
-      v = !node.unschedulable && this.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name) === undefined ? 1 : 2;
+      v = !node.unschedulable && this.staticReason(cl, bin.labels, bin.taints, node.allocatable, node.name, node.deviceBlocked) === undefined ? 1 : 2;
       cl.existingFeasible[bin.existingIndex] = v;
     }
     return v === 1;
@@ -236,9 +244,35 @@ export class PackingState {
       if (hostPortsConflict(pod.hostPorts, bin.ports)) { this.lastBlock = 'host port conflict'; return 0; }
       n = 1;
     }
+    const devices = cl.cls.proto.devices;
+    // A virtual bin (explain.ts: a group's next node) has no free room: its devices were checked statically.
+    if (devices && bin.free) {
+      n = this.deviceRoom(devices, bin, n);
+      if (n === 0) return 0;
+    }
     n = this.topology.allowance(cl, this.classes[cl.cls.index]!.owners, bin, labels, n);
     if (n === 0) this.lastBlock = this.topology.lastBlock;
     return n;
+  }
+
+  /** Pods (of at most `max`) the bin's free DRA devices take; shared claims placed elsewhere keep their pods there. */
+  private deviceRoom(devices: PodDevices, bin: Bin, max: number): number {
+    for (const s of devices.shared) {
+      const home = this.sharedHome.get(s.claim);
+      if (home !== undefined && home !== bin) { this.lastBlock = `shared DRA claim ${s.claim} is on node ${home.name}`; return 0; }
+    }
+    // Infinity (no host ports): at most every pod left, bounded by the pods resource anyway.
+    const cap = Number.isFinite(max) ? max : Math.max(1, bin.free.pods ?? 1);
+    const n = deviceAllowance(devices, bin.free, this.snapshot.dra, bin.claims, cap);
+    if (n === 0) this.lastBlock = 'insufficient free DRA devices';
+    return n;
+  }
+
+  /** Whether one more pod of the class level's devices fit a node of group gi holding what the bin holds (FFD regrouping). */
+  devicesFitOn(cl: ClassLevel, bin: Bin, gi: number): boolean {
+    const devices = cl.cls.proto.devices;
+    if (!devices) return true;
+    return deviceAllowance(devices, subtract(this.groups[gi]!.capacity, bin.used), this.snapshot.dra, bin.claims, 1) >= 1;
   }
 
   /** Pods of the class level the bin can take now (resources and every constraint). */
@@ -264,6 +298,11 @@ export class PackingState {
       this.remainingDemand[k] = (this.remainingDemand[k] ?? 0) - v;
     }
     if (cl.pod.hostPorts.length) bin.ports.push(...cl.pod.hostPorts);
+    const devices = cls.proto.devices;
+    if (devices) {
+      takeDevices(devices, n, bin.free, bin.existing ? undefined : bin.used, this.snapshot.dra, bin.claims ??= new Set());
+      for (const s of devices.shared) if (!this.sharedHome.has(s.claim)) this.sharedHome.set(s.claim, bin);
+    }
     this.topology.place(cs, bin, n);
     const last = bin.contents[bin.contents.length - 1];
     if (last && last.cl === cl) last.n += n;

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import { podHostPorts } from './host-ports.js';
 import { podRequests } from './resources.js';
-import type { SchedulingPod } from './scheduling-pod.js';
+import type { PodClaimRef, SchedulingPod } from './scheduling-pod.js';
 
 /**
  * Labels that differ between otherwise identical pods of one owner and that no
@@ -117,7 +117,32 @@ export function toSchedulingPod(pod: V1Pod): SchedulingPod {
   if (owner) out.owner = owner;
   if (affinity) out.affinity = affinity;
   if (spec?.nodeName) out.nodeName = spec.nodeName;
+  const resourceClaims = podClaimRefs(pod);
+  if (resourceClaims) out.resourceClaims = resourceClaims;
   const deletionCost = podDeletionCost(meta.annotations?.[POD_DELETION_COST_ANNOTATION]);
   if (deletionCost !== undefined) out.deletionCost = deletionCost;
   return out;
+}
+
+/**
+ * spec.resourceClaims resolved as far as the pod says: a named claim, or a template
+ * whose generated claim status.resourceClaimStatuses names once the resourceclaim
+ * controller made it. Undefined without claims. Equivalence does not read these:
+ * the snapshot builder keys pods by the devices their claims need (cluster/dra-snapshot.ts).
+ */
+export function podClaimRefs(pod: V1Pod): PodClaimRef[] | undefined {
+  const refs = pod.spec?.resourceClaims;
+  if (!refs?.length) return undefined;
+  const generated = new Map<string, string | undefined>();
+  for (const s of pod.status?.resourceClaimStatuses ?? []) generated.set(s.name, s.resourceClaimName);
+  return refs.map((r) => {
+    const ref: PodClaimRef = { name: r.name };
+    if (r.resourceClaimName) ref.claim = r.resourceClaimName;
+    else if (r.resourceClaimTemplateName) {
+      ref.template = r.resourceClaimTemplateName;
+      const g = generated.get(r.name);
+      if (g) ref.claim = g;
+    }
+    return ref;
+  });
 }

@@ -1,4 +1,5 @@
 import type { V1Affinity, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type { PodDevices } from './dra/pod-devices.js';
 import type { HostPort } from './host-ports.js';
 import type { Resources } from './resources.js';
 
@@ -26,10 +27,24 @@ export interface SchedulingPod {
   hostPorts: HostPort[];
   /** Claim names (in the pod's namespace) of its persistentVolumeClaim volumes. */
   claims: string[];
+  /** spec.resourceClaims, with the claim each resolves to (named, or generated from a template: status.resourceClaimStatuses). */
+  resourceClaims?: PodClaimRef[];
+  /** Its DRA ResourceClaims (spec.resourceClaims), resolved by the snapshot builder; absent without claims. */
+  devices?: PodDevices;
   /** Set for bound pods. */
   nodeName?: string;
   /** controller.kubernetes.io/pod-deletion-cost, when set to an integer: how much its owner prefers to keep it. */
   deletionCost?: number;
   /** True for pods that do not exist yet (forecasts, CapacityBuffers). */
   predicted?: boolean;
+}
+
+/** One entry of a pod's spec.resourceClaims. */
+export interface PodClaimRef {
+  /** The entry's name in the pod. */
+  name: string;
+  /** The ResourceClaim's name in the pod's namespace, when known (named directly, or generated and reported in status). */
+  claim?: string;
+  /** The ResourceClaimTemplate a claim is (to be) generated from for this pod alone. */
+  template?: string;
 }

@@ -1,0 +1,210 @@
+import { expect } from 'chai';
+import { stringify } from 'yaml';
+import { buildSnapshot, type SnapshotIssue } from '../../../src/cluster/build-snapshot.js';
+import { loadObjects } from '../../../src/cluster/load-objects.js';
+import { ffd } from '../../../src/packing/ffd.js';
+import { solve } from '../../../src/packing/solve.js';
+import type { Plan } from '../../../src/packing/plan.js';
+
+/**
+ * DRA end to end through the pure core: objects as kubectl prints them -> buildSnapshot
+ * -> both packers. Devices on existing nodes come from ResourceSlices; new nodes' from
+ * Cluster Autoscaler's dra-driver + gpu-count, or a template ResourceSlice.
+ */
+
+const DRIVER = 'gpu.example.com';
+const R = 'resource.k8s.io/v1';
+
+function md(name: string, annotations: Record<string, string>, replicas = 0): object {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineDeployment',
+    metadata: {
+      name, namespace: 'default',
+      annotations: {
+        'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size': '0', 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size': '10',
+        'capacity.cluster-autoscaler.kubernetes.io/cpu': '16', 'capacity.cluster-autoscaler.kubernetes.io/memory': '64Gi', ...annotations,
+      },
+    },
+    spec: {
+      clusterName: 'c', replicas, selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': name } },
+      template: { metadata: { labels: { 'cluster.x-k8s.io/deployment-name': name } }, spec: { clusterName: 'c', bootstrap: {}, infrastructureRef: { apiGroup: 'infrastructure.cluster.x-k8s.io', kind: 'DockerMachineTemplate', name } } },
+    },
+  };
+}
+const deviceClass = (name: string, expr = `device.driver == "${DRIVER}"`) => ({ apiVersion: R, kind: 'DeviceClass', metadata: { name }, spec: { selectors: [{ cel: { expression: expr } }] } });
+const template = (name: string, count: number, selectors: string[] = [], cls = 'gpu') => ({
+  apiVersion: R, kind: 'ResourceClaimTemplate', metadata: { name, namespace: 'default' },
+  spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: cls, count, selectors: selectors.map((expression) => ({ cel: { expression } })) } }] } } },
+});
+const claim = (name: string, count: number, status?: object) => ({
+  apiVersion: R, kind: 'ResourceClaim', metadata: { name, namespace: 'default' },
+  spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu', count } }] } }, ...(status ? { status } : {}),
+});
+function pod(name: string, claims: Array<{ name: string; resourceClaimTemplateName?: string; resourceClaimName?: string }>, o: { cpu?: string; owner?: string; nodeName?: string } = {}): object {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, ...(o.owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: o.owner, uid: o.owner, controller: true }] } : {}) },
+    spec: { ...(o.nodeName ? { nodeName: o.nodeName } : {}), containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: o.cpu ?? '1', memory: '1Gi' } } }], resourceClaims: claims },
+    status: { phase: o.nodeName ? 'Running' : 'Pending' },
+  };
+}
+function node(name: string, cpu = '16'): object {
+  return {
+    apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    status: { allocatable: { cpu, memory: '64Gi', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
+  };
+}
+function slice(nodeName: string, devices: Array<{ name: string; model?: string; memory?: string }>, o: { name?: string; pool?: string } = {}): object {
+  return {
+    apiVersion: R, kind: 'ResourceSlice', metadata: { name: o.name ?? `${nodeName}-${DRIVER}` },
+    spec: {
+      driver: DRIVER, nodeName, pool: { name: o.pool ?? nodeName, generation: 1, resourceSliceCount: 1 },
+      devices: devices.map((d) => ({
+        name: d.name,
+        attributes: d.model ? { model: { string: d.model } } : {},
+        capacity: d.memory ? { memory: { value: d.memory } } : {},
+      })),
+    },
+  };
+}
+const gpus = (n: number, model?: string, memory?: string) => Array.from({ length: n }, (_, i) => ({ name: `gpu-${i}`, ...(model ? { model } : {}), ...(memory ? { memory } : {}) }));
+
+function plan(objects: object[], packer: 'solve' | 'ffd' = 'solve'): { plan: Plan; issues: SnapshotIssue[] } {
+  const issues: SnapshotIssue[] = [];
+  const s = buildSnapshot(loadObjects(objects.map((o) => stringify(o)).join('---\n')), { strict: false, onIssue: (i) => issues.push(i) });
+  return { plan: packer === 'solve' ? solve(s) : ffd(s), issues };
+}
+const scaled = (p: Plan) => Object.fromEntries(p.scaleUps.map((u) => [u.name, u.to - u.from]));
+const placedOn = (p: Plan) => Object.fromEntries(p.placements.map((x) => [x.pod, 'node' in x ? x.node : `${x.group.split('/').pop()}#${x.newNode}`]));
+
+describe('DRA in the packers', () => {
+  for (const packer of ['solve', 'ffd'] as const) {
+    describe(packer, () => {
+      it('counts devices exactly: 2-GPU pods on 4-GPU nodes scaled from zero on dra-driver + gpu-count', () => {
+        const { plan: p } = plan([
+          md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '4' }),
+          md('cpu', {}), deviceClass('gpu'), template('two-gpus', 2),
+          ...[0, 1, 2, 3, 4].map((i) => pod(`train-${i}`, [{ name: 'gpu', resourceClaimTemplateName: 'two-gpus' }], { owner: 'train' })),
+        ], packer);
+        // Five pods of two GPUs need ten GPUs: three 4-GPU nodes; none on the CPU group, which has none.
+        expect(scaled(p)).to.deep.equal({ gpu: 3 });
+        expect(p.unschedulable).to.deep.equal([]);
+        const perNode = new Map<string, number>();
+        for (const n of Object.values(placedOn(p))) perNode.set(n, (perNode.get(n) ?? 0) + 1);
+        expect(Math.max(...perNode.values())).to.equal(2);
+      });
+
+      it('does not give a device twice: free devices on a node net of allocated claims', () => {
+        const allocated = { allocation: { devices: { results: [{ request: 'gpu', driver: DRIVER, pool: 'n1', device: 'gpu-0' }, { request: 'gpu', driver: DRIVER, pool: 'n1', device: 'gpu-1' }] }, nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] } } };
+        const { plan: p } = plan([
+          md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '4' }),
+          deviceClass('gpu'), template('one-gpu', 1), node('n1'), slice('n1', gpus(3)),
+          claim('held', 2, allocated), pod('running', [{ name: 'gpu', resourceClaimName: 'held' }], { nodeName: 'n1' }),
+          ...[0, 1].map((i) => pod(`w-${i}`, [{ name: 'gpu', resourceClaimTemplateName: 'one-gpu' }], { owner: 'w' })),
+        ], packer);
+        // n1 has 3 GPUs, 2 allocated: one pod fits there, the other needs a new node.
+        expect(Object.values(placedOn(p)).sort()).to.deep.equal(['gpu#0', 'n1']);
+        expect(scaled(p)).to.deep.equal({ gpu: 1 });
+      });
+
+      it('selects on device attributes: only nodes whose devices match the selector', () => {
+        const { plan: p } = plan([
+          md('a100', { 'headroom.dev/template-resource-slices': 'a100-template' }),
+          md('t4', { 'headroom.dev/template-resource-slices': 't4-template', 'headroom.dev/price': '0.1' }),
+          slice('template-a100', gpus(8, 'a100', '80Gi'), { name: 'a100-template' }), slice('template-t4', gpus(8, 't4', '16Gi'), { name: 't4-template' }),
+          deviceClass('gpu'), template('big', 1, [`device.capacity["${DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0`]),
+          template('any', 1), node('t4-node'), slice('t4-node', gpus(1, 't4', '16Gi')),
+          pod('big-0', [{ name: 'gpu', resourceClaimTemplateName: 'big' }]),
+          pod('small-0', [{ name: 'gpu', resourceClaimTemplateName: 'any' }]),
+        ], packer);
+        // The big pod needs an A100 (the T4 node and the cheaper T4 group do not match); the small one uses the free T4.
+        expect(placedOn(p)).to.deep.equal({ 'default/big-0': 'a100#0', 'default/small-0': 't4-node' });
+      });
+
+      it('a shared claim takes its devices once and keeps its pods on one node', () => {
+        const { plan: p } = plan([
+          md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '2' }),
+          deviceClass('gpu'), claim('shared', 2),
+          ...[0, 1, 2].map((i) => pod(`s-${i}`, [{ name: 'gpu', resourceClaimName: 'shared' }], { owner: 's', cpu: '4' })),
+        ], packer);
+        expect(scaled(p)).to.deep.equal({ gpu: 1 });
+        expect(new Set(Object.values(placedOn(p)))).to.deep.equal(new Set(['gpu#0']));
+      });
+
+      it('a shared claim\'s pods that do not fit its node together stay pending, never on a second node', () => {
+        const { plan: p } = plan([
+          md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '2' }),
+          deviceClass('gpu'), claim('shared', 1),
+          ...[0, 1, 2].map((i) => pod(`s-${i}`, [{ name: 'gpu', resourceClaimName: 'shared' }], { owner: 's', cpu: '7' })),
+        ], packer);
+        expect(scaled(p)).to.deep.equal({ gpu: 1 });
+        expect(p.placements).to.have.length(2);
+        expect(p.unschedulable).to.have.length(1);
+      });
+
+      it('a pod whose claim is allocated runs only on that node, scaling nothing', () => {
+        const allocated = { allocation: { devices: { results: [{ request: 'gpu', driver: DRIVER, pool: 'n1', device: 'gpu-0' }] }, nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] } } };
+        const { plan: p } = plan([
+          md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '2' }),
+          deviceClass('gpu'), node('n1', '1'), slice('n1', gpus(1)), claim('mine', 1, allocated),
+          pod('pinned', [{ name: 'gpu', resourceClaimName: 'mine' }], { cpu: '2' }),
+        ], packer);
+        expect(p.scaleUps).to.deep.equal([]);
+        expect(p.unschedulable[0]?.reason).to.match(/DRA claim allocated elsewhere/);
+      });
+
+      it('a claim no group can satisfy scales nothing and says why', () => {
+        const { plan: p } = plan([
+          md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '4' }),
+          deviceClass('gpu'), template('eight', 8),
+          pod('huge', [{ name: 'gpu', resourceClaimTemplateName: 'eight' }]),
+        ], packer);
+        expect(p.scaleUps).to.deep.equal([]);
+        expect(p.unschedulable[0]?.reason).to.match(/insufficient DRA devices \(8 × class gpu\)/);
+      });
+
+      it('holds a pod it cannot model, with one reason, and scales nothing', () => {
+        const base = [md('gpu', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '4' }), deviceClass('gpu')];
+        const cases: Array<[object[], RegExp]> = [
+          [[template('t', 1, [], 'no-such-class')], /DeviceClass no-such-class not found/],
+          [[template('t', 1, ['device.attributes["gpu.example.com"].type.frobnicate()'])], /cannot model DRA claim: CEL selector .* unbound function/],
+          [[template('t', 1, ['device.driver =='])], /does not parse/],
+          [[{ ...template('t', 1), spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu', allocationMode: 'All' } }] } } } }], /allocationMode All/],
+          [[{ ...template('t', 1), spec: { spec: { devices: { requests: [{ name: 'gpu', firstAvailable: [{ name: 'a', deviceClassName: 'gpu' }] }] } } } }], /firstAvailable/],
+          [[], /ResourceClaimTemplate default\/t not found/],
+        ];
+        for (const [extra, reason] of cases) {
+          const { plan: p } = plan([...base, ...extra, pod('p', [{ name: 'gpu', resourceClaimTemplateName: 't' }])], packer);
+          expect(p.scaleUps, String(reason)).to.deep.equal([]);
+          expect(p.unschedulable.map((u) => u.reason).join(), String(reason)).to.match(reason);
+          expect(p.unschedulable[0]!.reason, String(reason)).to.match(/cannot model DRA claim/);
+        }
+      });
+    });
+  }
+
+  it('dra-driver + gpu-count give devices, not an extended resource (unless gpu-type names one), as CA does', () => {
+    const build = (extra: Record<string, string>) => buildSnapshot(loadObjects(stringify(md('g', {
+      'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '2', ...extra,
+    }))));
+    expect(build({}).groups[0]!.template.allocatable).to.not.have.property('nvidia.com/gpu');
+    expect(build({ 'capacity.cluster-autoscaler.kubernetes.io/gpu-type': 'nvidia.com/gpu' }).groups[0]!.template.allocatable).to.include({ 'nvidia.com/gpu': 2 });
+  });
+
+  it('learns a group\'s devices from its Ready node\'s slices, and reports a bad gpu-count', () => {
+    const machine = {
+      apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine',
+      metadata: { name: 'm1', namespace: 'default', labels: { 'cluster.x-k8s.io/deployment-name': 'learned' }, ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'MachineSet', name: 'learned-x', uid: 'x', controller: true }] },
+      spec: { clusterName: 'c', bootstrap: {}, infrastructureRef: {}, providerID: 'p://n1' }, status: { nodeRef: { name: 'n1' } },
+    };
+    const { plan: p, issues } = plan([
+      md('learned', {}, 1), md('bad', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': 'many' }),
+      machine, { ...node('n1'), spec: { providerID: 'p://n1' } }, slice('n1', gpus(1, 'h100')),
+      deviceClass('gpu'), template('h100', 1, [`device.attributes["${DRIVER}"].model == "h100"`]),
+      ...[0, 1].map((i) => pod(`h-${i}`, [{ name: 'gpu', resourceClaimTemplateName: 'h100' }], { owner: 'h' })),
+    ]);
+    expect(issues.map((i) => i.message).join('\n')).to.match(/gpu-count.*"many"/);
+    expect(p.placements).to.have.length(2);
+    expect(scaled(p)).to.deep.equal({ learned: 1 });
+  });
+});
