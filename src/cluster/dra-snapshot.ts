@@ -44,7 +44,7 @@ type Obj = KubernetesObject & { spec?: unknown; status?: unknown };
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace || 'default'}/${o.metadata?.name ?? ''}`;
 
 /**
- * DRA in the snapshot (ADR 0140). Pure. Resolves every pod's spec.resourceClaims to
+ * DRA in the snapshot. Pure. Resolves every pod's spec.resourceClaims to
  * device demand (signatures), counts each node's free devices and each group's
  * template devices per atom into their allocatable, and keys pods by their demand.
  * Without a pod that names a claim it returns its input unchanged.

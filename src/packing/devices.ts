@@ -4,7 +4,7 @@ import { nodeSelectorTermsMatch } from '../scheduling/node-affinity.js';
 import type { Resources } from '../scheduling/resources.js';
 
 /**
- * DRA devices in the packer (ADR 0140). A node's free devices are resources per atom
+ * DRA devices in the packer. A node's free devices are resources per atom
  * (the set of signatures a device satisfies); a pod needs a count per signature. Which
  * atoms serve a signature is a choice: it is made greedily, the most constrained
  * signature first, each from its most specific atoms first, and always on real counts,

@@ -48,12 +48,16 @@ export function fits(req: Resources, free: Resources): boolean {
 
 type ResourceList = Record<string, string | number> | undefined;
 
-function containerRequests(c: V1Container): Resources {
-  // As the API server's defaulting does: limits stand in for requests that are not set.
-  const requests = parseResourceList(c.resources?.requests as ResourceList);
-  const limits = parseResourceList(c.resources?.limits as ResourceList);
+/** Requests, with limits standing in for the ones not set, as the API server's defaulting does. */
+function requestsOrLimits(res: { requests?: unknown; limits?: unknown } | undefined): Resources {
+  const requests = parseResourceList(res?.requests as ResourceList);
+  const limits = parseResourceList(res?.limits as ResourceList);
   for (const k in limits) if (!(k in requests)) requests[k] = limits[k]!;
   return requests;
+}
+
+function containerRequests(c: V1Container): Resources {
+  return requestsOrLimits(c.resources);
 }
 
 /** Resources a pod may request at pod level (KEP 2837): cpu, memory and hugepages. */
@@ -180,9 +184,7 @@ export function podRequests(pod: V1Pod): Resources {
 export function podLevelRequests(pod: V1Pod): Resources | undefined {
   const res = pod.spec?.resources;
   if (!res) return undefined;
-  const requests = parseResourceList(res.requests as ResourceList);
-  const limits = parseResourceList(res.limits as ResourceList);
-  for (const k in limits) if (!(k in requests)) requests[k] = limits[k]!;
+  const requests = requestsOrLimits(res);
   let out: Resources | undefined;
   for (const k in requests) if (isPodLevelResource(k)) (out ??= {})[k] = requests[k]!;
   return out;
