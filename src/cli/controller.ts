@@ -17,6 +17,7 @@ import { parseDuration } from '../api/nodepool.js';
 import { type Command, CliError, UsageError } from './command.js';
 import { createLogger, logTo } from './logger.js';
 import { parseLogOptions } from './log-options.js';
+import { parsePriorityCutoff } from './priority-cutoff-flag.js';
 
 const DEFAULT_PREDICTION_STATE = 'headroom-prediction';
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -57,6 +58,9 @@ Options:
   --log-format FORMAT            json (default: one JSON object per line, for log collectors) or text
   --profiling                    also serve /debug/profile/cpu?seconds=N (.cpuprofile) and
                                  /debug/profile/heap (.heapsnapshot) on the metrics address (default off)
+  --expendable-pods-priority-cutoff N
+                                 pods with a lower priority are expendable, as in Cluster Autoscaler:
+                                 no demand for new nodes, and no obstacle to removing a node (default -10)
   --solver-threads N             piscina solver workers (default: cores - 1; 0 solves in-process)
   --solver-priority P            idle (Linux SCHED_IDLE: the webhook and extender preempt solves at
                                  once; default), low (nice 10) or normal
@@ -123,6 +127,7 @@ export const controllerCommand: Command = {
     'leader-election-id': { type: 'string' },
     'metrics-address': { type: 'string' },
     'solver-threads': { type: 'string' },
+    'expendable-pods-priority-cutoff': { type: 'string' },
     'solver-priority': { type: 'string' },
     'solve-deadline': { type: 'string' },
     'pod-namespace': { type: 'string' },
@@ -185,6 +190,8 @@ export const controllerCommand: Command = {
     if (!(SOLVER_PRIORITIES as readonly string[]).includes(priorityRaw)) {
       throw new UsageError(`controller: --solver-priority must be one of ${SOLVER_PRIORITIES.join(', ')}, got "${priorityRaw}"`);
     }
+    const cutoffRaw = values['expendable-pods-priority-cutoff'] as string | undefined;
+    const expendablePodsPriorityCutoff = cutoffRaw === undefined ? undefined : parsePriorityCutoff(cutoffRaw, 'controller');
     const podNamespace = values['pod-namespace'] as string | undefined;
     const nodeLabelSelector = values['node-label-selector'] as string | undefined;
     const workload = loadKubeConfig(values.kubeconfig as string | undefined, 'workload');
@@ -209,6 +216,7 @@ export const controllerCommand: Command = {
         workloadScope: { ...(podNamespace ? { namespace: podNamespace } : {}), ...(nodeLabelSelector ? { nodeLabelSelector } : {}) },
       } : {}),
       dryRun: values['dry-run'] === true,
+      ...(expendablePodsPriorityCutoff === undefined ? {} : { expendablePodsPriorityCutoff }),
       ...(disruptionRaw === undefined ? {} : { disruption: disruptionRaw === 'true' ? {} : false as const }),
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },

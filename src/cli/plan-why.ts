@@ -12,11 +12,14 @@ export function explainPod(result: PlanResult, objects: ClusterObjects, key: str
   if (pod.spec?.nodeName) return `pod ${key}: not pending: bound to node ${pod.spec.nodeName} (phase ${pod.status?.phase ?? 'unknown'})`;
   if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return `pod ${key}: not pending: ${pod.status.phase}`;
   const lines: string[] = [];
+  const alone = result.leftAlone.find((p) => p.key === key);
   const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
   lines.push(`pod ${key}: pending${unschedulable?.message ? `; kube-scheduler says: ${unschedulable.message}` : ''}`);
   const placement = result.plan.placements.find((p) => p.pod === key);
   const refused = result.plan.unschedulable.find((u) => u.pod === key);
-  if (placement && 'node' in placement) {
+  if (alone) {
+    lines.push(`Headroom leaves it alone: ${alone.reason}`);
+  } else if (placement && 'node' in placement) {
     lines.push(`fits on existing node ${placement.node}: no new capacity needed (kube-scheduler should bind it; if it stays pending, check the scheduler and the node's readiness)`);
   } else if (placement) {
     const up = result.plan.scaleUps.find((s) => `${s.kind}/${s.namespace}/${s.name}` === placement.group || `${s.namespace}/${s.name}` === placement.group);

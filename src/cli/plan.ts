@@ -4,6 +4,7 @@ import { NodePoolError } from '../api/nodepool.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { LoadError, type LoadInput, loadObjects } from '../cluster/load-objects.js';
+import type { LeftAlonePod } from '../cluster/left-alone.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { Plan } from '../packing/plan.js';
 import { solve } from '../packing/solve.js';
@@ -19,6 +20,7 @@ import { holdCapacity, pausedGroups } from '../provisioning/provision-failures.j
 import { type Command, CliError, UsageError } from './command.js';
 import { readLiveObjects } from './plan-live.js';
 import { explainPod } from './plan-why.js';
+import { parsePriorityCutoff } from './priority-cutoff-flag.js';
 import { stringify as stringifyYaml } from 'yaml';
 
 const MANIFEST = /\.(ya?ml|json)$/i;
@@ -62,6 +64,13 @@ export interface PlanResult {
   predicted: ReadonlySet<string>;
   /** Groups the controller would not scale up (paused), with why. */
   held: Array<{ group: string; reason: string }>;
+  /** Pending pods Headroom provisions nothing for on purpose (expendable, nominated), with why. */
+  leftAlone: LeftAlonePod[];
+}
+
+/** Model settings the controller takes as flags, so that a plan matches what it would do. */
+export interface PlanModel {
+  expendablePodsPriorityCutoff?: number;
 }
 
 /**
@@ -71,7 +80,7 @@ export interface PlanResult {
  * CliError line naming the object and field; an invalid buffer or request is reported
  * in the result (as the controller reports it in its status), not fatal.
  */
-export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (msg: string) => void, now = Date.now()): Promise<PlanResult> {
+export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (msg: string) => void, now = Date.now(), model: PlanModel = {}): Promise<PlanResult> {
   let loaded: ClusterObjects;
   try {
     loaded = loadObjects(inputs);
@@ -79,11 +88,11 @@ export async function planFromInputs(inputs: readonly LoadInput[], onWarning?: (
     if (err instanceof LoadError) throw new CliError(oneLine(err.message));
     throw err;
   }
-  return planFromObjects(loaded, onWarning, now);
+  return planFromObjects(loaded, onWarning, now, model);
 }
 
 /** The same plan from objects already read (a live cluster's, for `--kubeconfig`). */
-export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: string) => void, now = Date.now()): Promise<PlanResult> {
+export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: string) => void, now = Date.now(), model: PlanModel = {}): Promise<PlanResult> {
   try {
     const provisioningRequests = await decideProvisioningRequests(loaded, now, solve);
     const objects = applyDecisions(loaded, provisioningRequests);
@@ -98,6 +107,7 @@ export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: 
     const extraPendingPods = [...capacityBufferPods(objects), ...provisioningRequestPods(objects), ...forecast];
     const built = buildSnapshot(objects, {
       strict: true,
+      ...model,
       onIssue: (i) => { if (i.severity === 'warning') onWarning?.(i.message); },
       ...(extraPendingPods.length ? { extraPendingPods } : {}),
     });
@@ -108,6 +118,7 @@ export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: 
       plan: solve(snapshot), capacityBuffers, provisioningRequests,
       predicted: new Set(forecast.map((p) => p.key)),
       held: [...held].map(([group, reason]) => ({ group, reason })),
+      leftAlone: built.leftAlone ?? [],
     };
   } catch (err) {
     if (err instanceof LoadError || err instanceof ObjectValidationError || err instanceof NodePoolError || err instanceof QuantityError) {
@@ -150,6 +161,7 @@ export function planJson(result: PlanResult): string {
       },
     } : {}),
     ...(result.held.length ? { notScaled: result.held } : {}),
+    ...(result.leftAlone.length ? { leftAlone: result.leftAlone.map((p) => ({ pod: p.key, reason: p.reason })) } : {}),
   };
   return JSON.stringify(out, null, 2);
 }
@@ -207,6 +219,10 @@ export function planText(result: PlanResult): string {
     lines.push('', `Not scaled: ${result.held.length} group(s)`);
     lines.push(...table([['GROUP', 'REASON'], ...result.held.map((h) => [h.group, h.reason])]));
   }
+  if (result.leftAlone.length) {
+    lines.push('', `Left alone: ${result.leftAlone.length} pending pod(s) (no demand for new nodes)`);
+    lines.push(...table([['POD', 'REASON'], ...result.leftAlone.map((p) => [p.key, p.reason])]));
+  }
   return lines.join('\n');
 }
 
@@ -234,6 +250,8 @@ export const planCommand: Command = {
     '      --management-kubeconfig FILE  the cluster holding the CAPI objects (default: the same)',
     '      --why NAMESPACE/POD    why that pod is pending and what would be provisioned for it',
     '      --at TIME              plan as of this RFC 3339 time (default now): which CronJob runs are due',
+    '      --expendable-pods-priority-cutoff N  pods below this priority are expendable: no demand',
+    '                             (default -10, as the controller and Cluster Autoscaler)',
     '',
     'With CronJobs, HPAs and Deployments in the input, NodePools with spec.prediction.enabled',
     'also get the pods those announce (CronJob runs within the boot horizon, HPAs above',
@@ -247,6 +265,7 @@ export const planCommand: Command = {
     'management-kubeconfig': { type: 'string' },
     why: { type: 'string' },
     at: { type: 'string' },
+    'expendable-pods-priority-cutoff': { type: 'string' },
   },
   async run(values) {
     const files = (values.filename as string[] | undefined) ?? [];
@@ -261,16 +280,18 @@ export const planCommand: Command = {
     const atRaw = values.at as string | undefined;
     const at = atRaw === undefined ? Date.now() : Date.parse(atRaw);
     if (Number.isNaN(at) || (atRaw !== undefined && !/^\d{4}-\d{2}-\d{2}T/.test(atRaw))) throw new UsageError(`plan: --at must be an RFC 3339 time, got "${atRaw}"`);
+    const cutoffRaw = values['expendable-pods-priority-cutoff'] as string | undefined;
+    const model: PlanModel = cutoffRaw === undefined ? {} : { expendablePodsPriorityCutoff: parsePriorityCutoff(cutoffRaw, 'plan') };
     const warn = (msg: string) => console.error(`headroom: warning: ${oneLine(msg)}`);
     let result: PlanResult;
     let objects: ClusterObjects | undefined;
     if (kubeconfig) {
       const mgmt = values['management-kubeconfig'] as string | undefined;
       objects = await readLiveObjects({ kubeconfig, ...(mgmt ? { managementKubeconfig: mgmt } : {}) });
-      result = await planFromObjects(objects, warn, at);
+      result = await planFromObjects(objects, warn, at, model);
     } else {
       const inputs = readInputs(files);
-      result = await planFromInputs(inputs, warn, at);
+      result = await planFromInputs(inputs, warn, at, model);
       if (why !== undefined) objects = loadObjects(inputs);
     }
     if (why !== undefined) {

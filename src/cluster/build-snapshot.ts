@@ -14,7 +14,9 @@ import { ObjectValidationError } from '../api/validation-error.js';
 import { QuantityError } from '../scheduling/quantity.js';
 import type { Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import { DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF } from '../scheduling/expendable.js';
 import { inFlightNodes } from './in-flight-nodes.js';
+import { podsCounted, sortPending } from './left-alone.js';
 import { namespaceLabels } from './namespace-labels.js';
 import { applyDra } from './dra-snapshot.js';
 import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type LearnedShape } from './node-group.js';
@@ -55,6 +57,11 @@ export interface BuildSnapshotOptions {
   onIssue?: (issue: SnapshotIssue) => void;
   /** Predicted demand (forecasts, CapacityBuffers) appended to pendingPods. */
   extraPendingPods?: readonly SchedulingPod[];
+  /**
+   * Pods with a priority below this are expendable (Cluster Autoscaler's
+   * --expendable-pods-priority-cutoff; default -10): no demand, and not counted on nodes.
+   */
+  expendablePodsPriorityCutoff?: number;
 }
 
 /*
@@ -192,7 +199,11 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     ? steps.placePods(objects.pods, classifyCollecting, report)
     : placePods(objects.pods, (pod) => podClass(pod, valid, guard));
   const { podsByNode, podNamespaces, ephemeralClaims } = placed;
-  const pendingPods = (options.extraPendingPods?.length ? [...placed.pendingPods, ...options.extraPendingPods] : placed.pendingPods) as SchedulingPod[];
+  // Expendable and nominated pods are no demand (left-alone.ts); predicted pods are not sorted.
+  const cutoff = options.expendablePodsPriorityCutoff ?? DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF;
+  const nodeNames = new Set(parsedNodes.map((n) => n.name));
+  const sorted = sortPending(placed.pendingPods, cutoff, (n) => nodeNames.has(n));
+  const pendingPods = (options.extraPendingPods?.length ? [...sorted.demand, ...options.extraPendingPods] : sorted.demand) as SchedulingPod[];
 
   // Existing nodes.
   const nodes: SnapshotNode[] = [];
@@ -208,7 +219,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       labels: machine ? { ...node.metadata?.labels, ...nodeSyncedLabels(machine.labels) } : node.metadata?.labels ?? {},
       taints,
       allocatable,
-      pods: (podsByNode.get(name) ?? []) as SchedulingPod[],
+      pods: podsCounted(podsByNode.get(name) ?? [], cutoff, sorted.nominated.get(name)) as SchedulingPod[],
       inFlight: false,
       unschedulable: node.spec?.unschedulable === true || !!node.metadata?.deletionTimestamp || hasDisruptionTaint(node.spec?.taints)
         || (machine !== undefined && (machine.deleting || machine.markedForDeletion)),
@@ -287,6 +298,8 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     limits: poolLimits(pools, dra.groups, allNodes),
     disruption: Object.fromEntries(pools.map((p) => [p.name, p.disruption])),
     templates: poolTemplates(pools),
+    ...(sorted.leftAlone.length ? { leftAlone: sorted.leftAlone } : {}),
+    ...(cutoff !== DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF ? { expendablePodsPriorityCutoff: cutoff } : {}),
   };
 }
 

@@ -41,7 +41,9 @@ const NODES = SNAPSHOT_INPUTS.indexOf('nodes');
  * module-global (ADR 0022).
  */
 export class SnapshotBuilder implements BuildSteps {
-  private lastBuild: { strict: boolean; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
+  constructor(private readonly model: Pick<BuildSnapshotOptions, 'expendablePodsPriorityCutoff'> = {}) {}
+
+  private lastBuild: { strict: boolean; cutoff: number | undefined; inputs: ReadonlyArray<readonly KubernetesObject[]>; issues: SnapshotIssue[]; snapshot: ClusterSnapshot } | undefined;
   private lastMap: { nodes: V1Node[]; machines: MachineView[]; views: NodeGroupView[]; map: ReturnType<typeof mapNodesToGroups> } | undefined;
   private lastShape = new Map<string, { ready: readonly SnapshotNode[]; learned: LearnedShape | undefined }>();
   /** The pods step, kept from the changes between the pod lists of successive builds. */
@@ -56,7 +58,7 @@ export class SnapshotBuilder implements BuildSteps {
    */
   build(objects: ClusterObjects, options: BuildSnapshotOptions = {}): ClusterSnapshot {
     const { extraPendingPods, ...rest } = options;
-    const built = this.buildObjects(objects, rest);
+    const built = this.buildObjects(objects, { ...this.model, ...rest });
     return extraPendingPods?.length ? { ...built, pendingPods: [...built.pendingPods, ...extraPendingPods] } : built;
   }
 
@@ -64,7 +66,8 @@ export class SnapshotBuilder implements BuildSteps {
     const strict = options.strict ?? true;
     const inputs = SNAPSHOT_INPUTS.map((k) => objects[k] ?? NONE);
     const last = this.lastBuild;
-    if (last && last.strict === strict
+    const cutoff = options.expendablePodsPriorityCutoff;
+    if (last && last.strict === strict && last.cutoff === cutoff
       && inputs.every((list, i) => (i === NODES ? sameNodes(last.inputs[i]! as V1Node[], list as V1Node[]) : sameElements(last.inputs[i]!, list)))) {
       for (const issue of last.issues) options.onIssue?.(issue);
       // The newest objects, so the next comparison is by identity again.
@@ -76,7 +79,7 @@ export class SnapshotBuilder implements BuildSteps {
     const snapshot = buildSnapshot(objects, { ...options, strict, onIssue: (i) => { issues.push(i); options.onIssue?.(i); } }, this);
     this.lastShape = this.shapes;
     // Copies: a caller may push into its arrays later (a stale hit otherwise).
-    this.lastBuild = { strict, inputs: inputs.map((list) => list.slice()), issues, snapshot };
+    this.lastBuild = { strict, cutoff, inputs: inputs.map((list) => list.slice()), issues, snapshot };
     return snapshot;
   }
 

@@ -5,6 +5,7 @@ import type { DraTable } from '../scheduling/dra/pod-devices.js';
 import type { Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { VolumeTopology } from '../scheduling/volume-topology.js';
+import type { LeftAlonePod } from './left-alone.js';
 
 /**
  * An immutable, plain-data view of the cluster for solving. Built from
@@ -32,6 +33,10 @@ export interface ClusterSnapshot {
   templates: Record<string, PoolTemplate>;
   /** DRA: how device resources serve the pods' device signatures (absent when no pod has a ResourceClaim). */
   dra?: DraTable;
+  /** Pending pods that are no demand on purpose (expendable, nominated), with why; absent when none. */
+  leftAlone?: LeftAlonePod[];
+  /** The expendable-pods priority cutoff the snapshot was built with, when not the default (-10). */
+  expendablePodsPriorityCutoff?: number;
 }
 
 /** A NodePool's current machineTemplate, as drift compares it with a standalone Machine's. */

@@ -54,6 +54,8 @@ export interface ControllerOptions {
   management?: KubeConfig;
   discovery?: GroupDiscoverySpec[];
   dryRun?: boolean;
+  /** Pods below this priority are expendable: no demand, and no obstacle to removing a node (default -10, as Cluster Autoscaler). */
+  expendablePodsPriorityCutoff?: number;
   batch?: BatcherOptions;
   /** Leader election; absent = act at once (single replica). */
   leaderElection?: {
@@ -143,7 +145,7 @@ export class Controller {
    * prediction loop, the NodePool status and the metrics build from the same cache,
    * so one change generation costs one build, whoever asks first.
    */
-  private readonly snapshots = new SnapshotBuilder();
+  private readonly snapshots: SnapshotBuilder;
   /** The term without leader election (one replica). */
   private ownTerm: AbortController | undefined;
   /** The current term's start (waits for the previous term's stop), and the last term's stop. */
@@ -153,6 +155,7 @@ export class Controller {
 
   constructor(private readonly opts: ControllerOptions) {
     this.log = opts.log ?? ((m) => console.log(`${new Date().toISOString()} ${m}`));
+    this.snapshots = new SnapshotBuilder(opts.expendablePodsPriorityCutoff === undefined ? {} : { expendablePodsPriorityCutoff: opts.expendablePodsPriorityCutoff });
     this.workloadClient = new KubeClient(opts.workload);
     this.managementClient = opts.management ? new KubeClient(opts.management) : this.workloadClient;
     this.cache = new ClusterCache({

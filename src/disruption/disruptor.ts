@@ -384,6 +384,7 @@ export class Disruptor {
       mayAct: () => !this.stopping,
       freshBudgets: () => this.fresh.budgets(settingsOf, this.underWay.removingNodes(), batch),
       describe: (r) => describeRemoval(r, now),
+      ...(snapshot.expendablePodsPriorityCutoff === undefined ? {} : { expendablePodsPriorityCutoff: snapshot.expendablePodsPriorityCutoff }),
       ...(this.drain ? { drain: this.drain } : {}),
       freshWhatIf: (rs) => this.fresh.whatIf(rs),
       cancel: (r) => this.fresh.neededByPending(r.node),

@@ -46,7 +46,7 @@ export async function nodesToKeep(input: KeepInput): Promise<Set<string>> {
   const candidates = input.expiryOn ? undefined : new Set([...input.empty, ...input.drifted.keys()]);
   for (const p of objects.pods) {
     const node = p.spec?.nodeName;
-    if (node && (!candidates || candidates.has(node)) && podBlocker(p as V1Pod)) keep.add(node);
+    if (node && (!candidates || candidates.has(node)) && podBlocker(p as V1Pod, snapshot.expendablePodsPriorityCutoff)) keep.add(node);
   }
   // A node that is empty now but is where the solver puts pending pods (or CapacityBuffer
   // pods) is capacity in use: removing it would only make the provisioner add it back.

@@ -1,4 +1,5 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import { DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF, isExpendable } from '../scheduling/expendable.js';
 import { controllerOf } from '../scheduling/pod-demand.js';
 import type { FreshNode } from './orchestration/node-port.js';
 import { followsNode } from './pods.js';
@@ -56,8 +57,13 @@ export function unsafeLocalVolumes(pod: V1Pod): string[] {
  * safe-to-evict-local-volumes does not cover; safe-to-evict=true lets both move
  * (Cluster Autoscaler's drain rules).
  */
-export function podBlocker(pod: V1Pod): string | undefined {
-  return annotationBlocker(pod) ?? movabilityBlocker(pod);
+export function podBlocker(pod: V1Pod, cutoff = DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF): string | undefined {
+  return annotationBlocker(pod) ?? (expendablePod(pod, cutoff) ? undefined : movabilityBlocker(pod));
+}
+
+/** An expendable pod (priority below the cutoff) goes with its node, as in Cluster Autoscaler: it does not have to move. */
+function expendablePod(pod: V1Pod, cutoff: number): boolean {
+  return isExpendable(pod.spec?.priority ?? 0, cutoff);
 }
 
 /** do-not-disrupt or safe-to-evict=false on a pod that is not finished. */
@@ -89,7 +95,7 @@ export function occupiesNode(pod: V1Pod): boolean {
 }
 
 /** Why the removal must not go ahead on the fresh view, or undefined when it may. */
-export function invalidated(removal: Removal, fresh: FreshNode): string | undefined {
+export function invalidated(removal: Removal, fresh: FreshNode, cutoff = DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF): string | undefined {
   const onNode = nodeBlocker(fresh.node);
   if (onNode) return onNode;
   const expected = new Set(removal.podUids);
@@ -98,6 +104,7 @@ export function invalidated(removal: Removal, fresh: FreshNode): string | undefi
     const name = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
     const blocker = annotationBlocker(pod);
     if (blocker) return blocker;
+    if (expendablePod(pod, cutoff)) continue;
     if (occupiesNode(pod) && !expected.has(pod.metadata?.uid ?? '')) return `pod ${name} was bound to the node after the decision`;
     const immovable = movabilityBlocker(pod);
     if (immovable) return immovable;

@@ -337,6 +337,7 @@ export class Provisioner {
     report.pendingPods = snapshot.pendingPods.length;
     if (snapshot.pendingPods.length === 0) {
       report.skipped = 'no-pending-pods';
+      this.unschedulable.explain(undefined, snapshot, clock.now());
       return done();
     }
     const t0 = clock.now();

@@ -4,8 +4,10 @@ import type { Plan } from '../packing/plan.js';
 
 /**
  * A Warning event (NotTriggerScaleUp, as Cluster Autoscaler names it) on pods no
- * group can take, with the solver's reason; at most once per pod per 10 minutes
- * (this memory only dedupes events, it never feeds a decision). Forecast pods get none.
+ * group can take, with the solver's reason, and a Normal one on pods left alone on
+ * purpose (expendable, or nominated by kube-scheduler's preemption: left-alone.ts);
+ * at most once per pod per 10 minutes (this memory only dedupes events, it never
+ * feeds a decision). Forecast pods get none.
  */
 export class UnschedulableEvents {
   /** Pod key -> when its event was written. */
@@ -13,10 +15,24 @@ export class UnschedulableEvents {
 
   constructor(private readonly events: ActionEvents | undefined) {}
 
-  explain(plan: Plan, snapshot: ClusterSnapshot, now: number): void {
+  /** Events for the plan's unschedulable pods (no plan: none) and the snapshot's left-alone pods. */
+  explain(plan: Plan | undefined, snapshot: ClusterSnapshot, now: number): void {
     const events = this.events;
-    if (!events || plan.unschedulable.length === 0) return;
+    const leftAlone = snapshot.leftAlone ?? [];
+    if (!events || ((plan?.unschedulable.length ?? 0) === 0 && leftAlone.length === 0)) return;
     for (const [key, at] of this.said) if (now - at > 600_000) this.said.delete(key);
+    const aloneByReason = new Map<string, PodRef[]>();
+    for (const p of leftAlone) {
+      if (this.said.has(p.key)) continue;
+      this.said.set(p.key, now);
+      let list = aloneByReason.get(p.reason);
+      if (!list) aloneByReason.set(p.reason, (list = []));
+      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
+    }
+    for (const [reason, pods] of aloneByReason) {
+      events.notifyPods(pods, { type: 'Normal', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
+    }
+    if (!plan || plan.unschedulable.length === 0) return;
     const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
     const byReason = new Map<string, PodRef[]>();
     for (const u of plan.unschedulable) {

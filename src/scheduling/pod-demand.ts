@@ -117,6 +117,7 @@ export function toSchedulingPod(pod: V1Pod): SchedulingPod {
   if (owner) out.owner = owner;
   if (affinity) out.affinity = affinity;
   if (spec?.nodeName) out.nodeName = spec.nodeName;
+  else if (pod.status?.nominatedNodeName) out.nominatedNodeName = pod.status.nominatedNodeName;
   const resourceClaims = podClaimRefs(pod);
   if (resourceClaims) out.resourceClaims = resourceClaims;
   const deletionCost = podDeletionCost(meta.annotations?.[POD_DELETION_COST_ANNOTATION]);

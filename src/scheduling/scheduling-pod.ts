@@ -33,6 +33,11 @@ export interface SchedulingPod {
   devices?: PodDevices;
   /** Set for bound pods. */
   nodeName?: string;
+  /**
+   * status.nominatedNodeName of a pending pod: kube-scheduler preempted pods on that
+   * node for it (or is binding it there), so it waits for that node, not for a new one.
+   */
+  nominatedNodeName?: string;
   /** controller.kubernetes.io/pod-deletion-cost, when set to an integer: how much its owner prefers to keep it. */
   deletionCost?: number;
   /** True for pods that do not exist yet (forecasts, CapacityBuffers). */

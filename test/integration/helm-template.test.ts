@@ -148,6 +148,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(args).to.include('--leader-elect');
       expect(args, 'solver pool sized for the container, not the node').to.include('--solver-threads=2');
       expect(args, 'solves yield to the webhook and extender').to.include('--solver-priority=idle');
+      expect(args, "Cluster Autoscaler's expendable-pods cutoff").to.include('--expendable-pods-priority-cutoff=-10');
       const lease = args.find((a) => a.startsWith('--leader-election-id='))!.split('=')[1]!;
       const role = onlyOne<V1Role>(objects, 'Role');
       expect(grants(role.rules!)).to.include.members([`coordination.k8s.io/leases:get[${lease}]`, `coordination.k8s.io/leases:update[${lease}]`]);

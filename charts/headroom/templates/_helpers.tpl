@@ -178,6 +178,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 - --provisioning-request-booking-duration={{ int64 .Values.capacityApis.provisioningRequestBookingDuration }}
 - --solver-threads={{ .Values.controller.solverThreads }}
 - --solver-priority={{ .Values.controller.solverPriority }}
+- --expendable-pods-priority-cutoff={{ int .Values.controller.expendablePodsPriorityCutoff }}
 {{- if or .Values.webhook.enabled .Values.extender.enabled }}
 - --webhook-address=0.0.0.0:{{ .Values.server.port }}
 - --tls-dir={{ .Values.tls.mountPath }}

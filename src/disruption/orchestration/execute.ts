@@ -43,6 +43,8 @@ export interface ExecutionOptions {
   freshWhatIf?: (removals: readonly Removal[]) => Promise<ReadonlyMap<string, string>>;
   /** Why a node being drained must be kept after all (pending pods need it), or undefined. */
   cancel?: (removal: Removal) => Promise<string | undefined>;
+  /** Pods below this priority go with their node (expendable); default -10. */
+  expendablePodsPriorityCutoff?: number;
   /** Called when a node is tainted, and when it is settled (removed, untainted or failed). */
   onTainted?: (node: string) => void;
   onSettled?: (node: string) => void;
@@ -141,7 +143,7 @@ async function recheck(
     }
     const fresh = await deps.nodes.readNode(r.node);
     if (!fresh) return { removal: r, kind: 'gone' };
-    const why = invalidated(r, fresh) ?? budgets(r);
+    const why = invalidated(r, fresh, opts.expendablePodsPriorityCutoff) ?? budgets(r);
     if (why) {
       await untaint(r);
       return { removal: r, kind: 'kept', why };

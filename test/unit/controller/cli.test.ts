@@ -45,6 +45,7 @@ describe('headroom controller CLI', function () {
     [['--node-group-auto-discovery', 'clusterapi:namespace'], /is not key=value/],
     [['--solver-threads', 'many'], /--solver-threads/],
     [['--solver-priority', 'realtime'], /--solver-priority must be one of idle, low, normal, got "realtime"/],
+    [['--expendable-pods-priority-cutoff', 'low'], /--expendable-pods-priority-cutoff must be a whole number \(an int32 priority\), got "low"/],
     [['--no-such-flag'], /Unknown option/],
   ];
   let results: ReturnType<typeof runCli>;

@@ -29,4 +29,22 @@ describe('UnschedulableEvents', () => {
     // Without an events port (the simulator): nothing, and no error.
     new UnschedulableEvents(undefined).explain(plan, snap, 0);
   });
+
+  it('writes a Normal NotTriggerScaleUp event on pods left alone (expendable, nominated), also when nothing else is pending', () => {
+    const written: Array<{ pods: string[]; type: string; note: string }> = [];
+    const port = {
+      notifyPods: (pods: readonly PodRef[], e: { type: string; note: string }) => written.push({ pods: pods.map((p) => p.name), type: e.type, note: e.note }),
+      notifyGroup: () => {},
+    } as unknown as ActionEvents;
+    const events = new UnschedulableEvents(port);
+    const alone = (name: string, kind: 'expendable' | 'nominated', reason: string) => ({ key: `ns/${name}`, namespace: 'ns', name, uid: name, kind, reason });
+    const snap = { ...snapshot({ pendingPods: [] }), leftAlone: [alone('x', 'expendable', 'low'), alone('y', 'expendable', 'low'), alone('z', 'nominated', 'waits')] };
+    events.explain(undefined, snap, 0);
+    expect(written).to.deep.equal([
+      { pods: ['x', 'y'], type: 'Normal', note: "pod didn't trigger scale-up: low" },
+      { pods: ['z'], type: 'Normal', note: "pod didn't trigger scale-up: waits" },
+    ]);
+    events.explain(undefined, snap, 1000);
+    expect(written, 'once per pod per 10 minutes').to.have.length(2);
+  });
 });
