@@ -21,30 +21,29 @@ export class UnschedulableEvents {
     const leftAlone = snapshot.leftAlone ?? [];
     if (!events || ((plan?.unschedulable.length ?? 0) === 0 && leftAlone.length === 0)) return;
     for (const [key, at] of this.said) if (now - at > 600_000) this.said.delete(key);
-    const aloneByReason = new Map<string, PodRef[]>();
-    for (const p of leftAlone) {
-      if (this.said.has(p.key)) continue;
-      this.said.set(p.key, now);
-      let list = aloneByReason.get(p.reason);
-      if (!list) aloneByReason.set(p.reason, (list = []));
-      list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
-    }
-    for (const [reason, pods] of aloneByReason) {
-      events.notifyPods(pods, { type: 'Normal', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
-    }
+    this.notify(events, 'Normal', leftAlone.map((p) => ({ pod: p, reason: p.reason })), now);
     if (!plan || plan.unschedulable.length === 0) return;
     const byKey = new Map(snapshot.pendingPods.map((p) => [p.key, p]));
-    const byReason = new Map<string, PodRef[]>();
+    const refused: Array<{ pod: PodRef & { key: string }; reason: string }> = [];
     for (const u of plan.unschedulable) {
       const p = byKey.get(u.pod);
-      if (!p || p.predicted || this.said.has(p.key)) continue;
+      if (p && !p.predicted) refused.push({ pod: p, reason: u.reason });
+    }
+    this.notify(events, 'Warning', refused, now);
+  }
+
+  /** One event per reason on the pods not told in the last 10 minutes. */
+  private notify(events: ActionEvents, type: 'Normal' | 'Warning', pods: ReadonlyArray<{ pod: PodRef & { key: string }; reason: string }>, now: number): void {
+    const byReason = new Map<string, PodRef[]>();
+    for (const { pod: p, reason } of pods) {
+      if (this.said.has(p.key)) continue;
       this.said.set(p.key, now);
-      let list = byReason.get(u.reason);
-      if (!list) byReason.set(u.reason, (list = []));
+      let list = byReason.get(reason);
+      if (!list) byReason.set(reason, (list = []));
       list.push({ namespace: p.namespace, name: p.name, uid: p.uid });
     }
-    for (const [reason, pods] of byReason) {
-      events.notifyPods(pods, { type: 'Warning', reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
+    for (const [reason, refs] of byReason) {
+      events.notifyPods(refs, { type, reason: 'NotTriggerScaleUp', action: 'ScaleUp', note: `pod didn't trigger scale-up: ${reason}` });
     }
   }
 }
