@@ -4,7 +4,7 @@ import { BUILTIN_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
 import { runParallel } from '../sim/parallel.js';
 import { renderReport } from '../sim/report-html.js';
 import { POLICY_NAMES, type PolicyName, type TraceResult, summaryJson } from '../sim/result.js';
-import { PRICE_NOTE, formatTable } from '../sim/summary-table.js';
+import { PRICE_NOTE, formatPerDayTable, formatTable } from '../sim/summary-table.js';
 import { type Trace, TraceError } from '../sim/trace.js';
 import { parseTrace } from '../sim/trace-parse.js';
 import { type Command, CliError, UsageError } from './command.js';
@@ -128,6 +128,7 @@ export const simulateCommand: Command = {
     }
     console.log(formatTable(results));
     console.log(`\n${PRICE_NOTE}.`);
+    console.log(`\nper simulated day (day 1 first):\n${formatPerDayTable(results)}`);
     const notes = [...new Set(results.flatMap((r) => Object.entries(r.policies).flatMap(([name, run]) => run.notes.map((n) => `${name}: ${n}`))))];
     if (notes.length) console.log(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
     console.log(`\nsimulated ${traces.length} trace(s) x ${policies.length} polic${policies.length === 1 ? 'y' : 'ies'} (seed ${seed}) in ${seconds.toFixed(1)} s`);

@@ -20,7 +20,15 @@ export interface PolicySummary {
    * and fractional nodes. No policy can cost less; cost / floor is what was left to save.
    */
   costFloor: number;
+  /**
+   * The same per simulated day (day 1 is the first 24 h; the last may be partial), so a
+   * first day with nothing learnt is seen apart from the days after it: pending
+   * pod-seconds (pods pending during the day, for the time they were pending in it) and cost.
+   */
+  perDay: { pendingPodSeconds: number[]; cost: number[] };
 }
+
+export const DAY_MS = 86_400_000;
 
 /** A pod pending longer than this waited for capacity (scheduling itself takes well under it). */
 export const WAITED_SECONDS = 5;
@@ -60,6 +68,9 @@ export class MetricsRecorder {
   private floorRate: number;
   private floorMsHours = 0;
   private readonly waits: number[] = [];
+  /** Per day: pending pod-ms and cost rate x ms. */
+  private readonly dayPending: number[] = [];
+  private readonly dayCost: number[] = [];
   scaleActions = 0;
   evictions = 0;
   private readonly series: TimeSeries;
@@ -92,6 +103,13 @@ export class MetricsRecorder {
       if (this.machines > this.series.nodes[b]!) this.series.nodes[b] = this.machines;
       const boundary = (b + 1) * this.bucketMs;
       if (boundary <= t) this.series.cost[b] = (this.costMsHours + this.costRate * (boundary - this.last)) / 3_600_000;
+    }
+    for (let a = this.last; a < t;) {
+      const day = Math.floor(a / DAY_MS);
+      const b = Math.min(t, (day + 1) * DAY_MS);
+      this.dayPending[day] = (this.dayPending[day] ?? 0) + this.pendingNow * (b - a);
+      this.dayCost[day] = (this.dayCost[day] ?? 0) + this.costRate * (b - a);
+      a = b;
     }
     this.nodeMs += this.machines * dt;
     this.costMsHours += this.costRate * dt;
@@ -176,6 +194,10 @@ export class MetricsRecorder {
         scaleActions: this.scaleActions,
         evictions: this.evictions,
         costFloor: round(this.floorMsHours / 3_600_000, 2),
+        perDay: {
+          pendingPodSeconds: Array.from(this.dayCost, (_, d) => round((this.dayPending[d] ?? 0) / 1000, 1)),
+          cost: Array.from(this.dayCost, (c) => round((c ?? 0) / 3_600_000, 2)),
+        },
       },
       series: this.series,
     };

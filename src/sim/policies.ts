@@ -5,6 +5,7 @@ import { ffd } from '../packing/ffd.js';
 import { solve } from '../packing/solve.js';
 import type { PolicyFactory } from './policy.js';
 import { SIM_DISRUPTION, SIM_PREDICTION, headroomPolicy } from './policies/headroom.js';
+import { oraclePolicy } from './policies/oracle.js';
 import { periodicPolicy } from './policies/periodic.js';
 import { reactivePolicy } from './policies/reactive.js';
 import { POLICY_NAMES, type PolicyName } from './result.js';
@@ -28,6 +29,8 @@ export function policyFactory(name: PolicyName, settings: PolicySettings = { pre
       return reactivePolicy({ pack: (s) => ffd(s) });
     case 'periodic':
       return periodicPolicy({ pack: (s) => ffd(s) });
+    case 'oracle':
+      return oraclePolicy({ pack: (s) => ffd(s) });
   }
 }
 

@@ -2,6 +2,7 @@ import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { SimCluster } from './cluster.js';
 import type { SimScheduler } from './scheduler.js';
+import type { Trace } from './trace.js';
 
 /** What a policy gets to drive the simulated cluster. */
 export interface PolicyContext {
@@ -13,6 +14,9 @@ export interface PolicyContext {
   snapshot(): ClusterSnapshot;
   /** The simulated kube-scheduler, for what-if placement checks (scale-down). */
   scheduler: SimScheduler;
+  /** The trace being run and its seed: only the oracle policy may read them (it is the limit, not a policy one could run). */
+  trace: Trace;
+  seed: number;
 }
 
 /** What a predicting policy forecast at `at` (virtual ms): pods now, and expected one horizon later. */

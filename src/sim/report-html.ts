@@ -1,14 +1,38 @@
 import { formatDuration } from './duration.js';
 import type { TraceResult } from './result.js';
-import { PRICE_NOTE, summaryRows } from './summary-table.js';
+import { PRICE_NOTE, perDayRows, summaryRows } from './summary-table.js';
 
-const COLORS: Record<string, string> = { headroom: '#1f77b4', reactive: '#ff7f0e', periodic: '#2ca02c' };
+const COLORS: Record<string, string> = { headroom: '#1f77b4', reactive: '#ff7f0e', periodic: '#2ca02c', oracle: '#9467bd' };
+
+/** Tick spacings the time axis may use, in seconds: whole minutes, hours or days. */
+const TICK_STEPS = [60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800];
+
+/**
+ * The time axis' ticks for a run of `durationSeconds`: at most 7, at multiples of the
+ * smallest whole step that keeps them so (1h on a 6 h trace: 0h 1h ... 6h; whole days
+ * past two days), each labelled exactly (no rounded "2h" at 1.5 h).
+ */
+export function timeTicks(durationSeconds: number): { at: number; label: string }[] {
+  // Past two days, whole days read better than hours.
+  const steps = durationSeconds > 172_800 ? TICK_STEPS.filter((s) => s % 86_400 === 0) : TICK_STEPS;
+  const step = steps.find((s) => durationSeconds / s <= 6) ?? Math.ceil(durationSeconds / 6 / 604_800) * 604_800;
+  const out: { at: number; label: string }[] = [];
+  for (let at = 0; at <= durationSeconds + 1e-9; at += step) out.push({ at, label: tickLabel(at, step) });
+  return out;
+}
+
+function tickLabel(seconds: number, step: number): string {
+  if (step % 86_400 === 0) return `${seconds / 86_400}d`;
+  const h = Math.floor(seconds / 3600);
+  const m = Math.round((seconds % 3600) / 60);
+  return m === 0 ? `${h}h` : h === 0 ? `${m}m` : `${h}h${m}m`;
+}
 /** The forecast chart's two lines. */
 const ACTUAL_COLOR = '#444444';
 const FORECAST_COLOR = '#d62728';
 
 /**
- * A self-contained report: the summary table as HTML and, per trace, three charts
+ * A self-contained report: the summary table and the per-day table as HTML and, per trace, three charts
  * (pending pods, nodes, cumulative cost) with one line per policy, and for a
  * predicting policy a fourth: workload pods against what was forecast for that
  * time one horizon earlier (upper quantile), drawn on
@@ -21,6 +45,7 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     trace: r.trace,
     description: r.description,
     duration: r.durationSeconds,
+    ticks: timeTicks(r.durationSeconds),
     policies: Object.entries(r.policies).map(([name, run]) => ({ name, color: COLORS[name] ?? '#555', series: run.series })),
     forecast: Object.entries(r.policies).map(([name, run]) => (run.forecast ? { policy: name, ...run.forecast } : undefined)).find((f) => f) ?? null,
   }));
@@ -30,6 +55,14 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     ...rows.header.map((h) => `<th>${esc(h)}</th>`),
     '</tr></thead><tbody>',
     ...rows.rows.map((r) => `<tr>${r.map((c, i) => `<td${i > 1 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`),
+    '</tbody></table>',
+  ].join('');
+  const days = perDayRows(results);
+  const perDay = [
+    '<table id="per-day"><thead><tr>',
+    ...days.header.map((h) => `<th>${esc(h)}</th>`),
+    '</tr></thead><tbody>',
+    ...days.rows.map((r) => `<tr>${r.map((c, i) => `<td${i > 1 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`),
     '</tbody></table>',
   ].join('');
   const notes = [...new Set(results.flatMap((r) => Object.entries(r.policies).flatMap(([name, run]) => run.notes.map((n) => `${name}: ${n}`))))];
@@ -72,6 +105,9 @@ h2 small { font-weight: normal; color: #777; }
 <h1>Headroom simulation report</h1>
 <p>Generated ${esc(generatedAt)}. Pending seconds are per pod, from creation to binding; pending pod-s sums them over all pods, waited pods counts those pending over 5 s. Cost and node-hours count Machines from creation (boot included) to deletion: ${esc(PRICE_NOTE)}. Utilization is requested over allocatable on Ready nodes, time-weighted.</p>
 ${table}
+<h3>Per simulated day</h3>
+<p>Pending pod-seconds and cost of each simulated day, day 1 first (the last day may be partial): the first day, with nothing learnt yet, apart from the days after it. <code>oracle</code> reads the trace's future (capacity asked one boot time before its pods): its cost is the price of perfect foresight.</p>
+${perDay}
 ${notesHtml}
 ${sections}
 <script type="application/json" id="data">${json}</script>
@@ -108,11 +144,13 @@ ${sections}
       var v = max * g / 4;
       ctx.fillText(metric === 'cost' ? v.toFixed(1) : String(Math.round(v)), 2, y + 3);
     }
-    var hours = trace.duration / 3600;
-    for (var h = 0; h <= 4; h++) {
-      var x = L + (W - L - R) * h / 4;
-      ctx.fillText((hours * h / 4).toFixed(hours < 4 ? 1 : 0) + 'h', x - 8, H - 8);
-    }
+    var labels = [];
+    trace.ticks.forEach(function (t) {
+      var x = L + (W - L - R) * (trace.duration > 0 ? t.at / trace.duration : 0);
+      ctx.fillText(t.label, Math.min(x - 8, W - R - ctx.measureText(t.label).width), H - 8);
+      labels.push(t.label);
+    });
+    canvas.setAttribute('data-x-ticks', labels.join(' '));
     // Each line is counted right after it is stroked (later lines may cover it), so a
     // headless test can tell that every policy's line was drawn.
     lines.forEach(function (l) {

@@ -1,6 +1,7 @@
 import type { PolicySummary, TimeSeries } from './metrics.js';
 
-export const POLICY_NAMES = ['headroom', 'reactive', 'periodic'] as const;
+/** `oracle` reads the trace's future: the limit the others are measured against (ADR 0136). */
+export const POLICY_NAMES = ['headroom', 'reactive', 'periodic', 'oracle'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 /** One trace run through several policies with one seed. */

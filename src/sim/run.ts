@@ -62,7 +62,7 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
       fn();
     }),
   };
-  const policy = await factory({ cluster, clock: policyClock, scheduler, snapshot: () => opts.buildSnapshot(cluster.objects()) });
+  const policy = await factory({ cluster, clock: policyClock, scheduler, snapshot: () => opts.buildSnapshot(cluster.objects()), trace, seed: opts.seed });
   cluster.flush();
   await macrotask();
 

@@ -16,12 +16,36 @@ export function summaryRows(results: TraceResult[]): { header: string[]; rows: s
   return { header, rows };
 }
 
+/**
+ * Per trace and policy, pending pod-seconds and cost of each simulated day (day 1
+ * first), so the first day, with nothing learnt, is seen apart from the later ones.
+ */
+export function perDayRows(results: TraceResult[]): { header: string[]; rows: string[][] } {
+  const header = ['trace', 'policy', 'pending pod-s per day', 'cost per day'];
+  const rows: string[][] = [];
+  for (const r of results) {
+    for (const [name, run] of Object.entries(r.policies)) {
+      const d = run.summary.perDay;
+      rows.push([r.trace, name, d.pendingPodSeconds.map(fmt).join(' | '), d.cost.map(fmt).join(' | ')]);
+    }
+  }
+  return { header, rows };
+}
+
 /** Printed under every table: why cost, not node-hours, compares policies. */
 export const PRICE_NOTE = 'cost (price x hours, boot included) is the price measure; node-hours mix node sizes and are shown for reference only; cost floor is what capacity exactly covering the pods\' requests at every instant would cost (no boot, fractional nodes): a policy costs less only by leaving pods pending';
 
 /** A plain-text table with right-aligned numbers. */
 export function formatTable(results: TraceResult[]): string {
-  const { header, rows } = summaryRows(results);
+  return textTable(summaryRows(results));
+}
+
+/** The per-day table (perDayRows) as plain text. */
+export function formatPerDayTable(results: TraceResult[]): string {
+  return textTable(perDayRows(results));
+}
+
+function textTable({ header, rows }: { header: string[]; rows: string[][] }): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { loadBuiltinTrace } from '../../src/sim/builtin.js';
 import { POLICY_FACTORIES, simulationSnapshot } from '../../src/sim/policies.js';
-import { renderReport } from '../../src/sim/report-html.js';
+import { renderReport, timeTicks } from '../../src/sim/report-html.js';
 import { POLICY_NAMES, type TraceResult } from '../../src/sim/result.js';
 import { runTrace } from '../../src/sim/run.js';
 
@@ -81,7 +81,37 @@ describe('simulation report in headless Chromium', function () {
     }
     for (const metric of ['pending', 'nodes', 'cost', 'forecast']) expect(dom).to.include(`data-metric="${metric}"`);
     expect(html).to.include('cost (price x hours, boot included) is the price measure');
-    // The summary table rendered with one row per trace and policy.
-    expect((dom.match(/<tr>/g) ?? []).length).to.equal(1 + results.length * POLICY_NAMES.length);
+    // The summary table rendered with one row per trace and policy, the oracle's included.
+    const summary = /<table>([\s\S]*?)<\/table>/.exec(dom)![1]!;
+    expect((summary.match(/<tr>/g) ?? []).length).to.equal(1 + results.length * POLICY_NAMES.length);
+    for (const r of results) expect(summary).to.match(new RegExp(`<td>${r.trace}</td><td>oracle</td>`));
+    // The time axis carries whole labels (issue 25: a 6 h trace showed "0h 2h 3h 5h 6h").
+    for (const c of canvases) {
+      const r = results[Number(/data-trace="(\d+)"/.exec(c)![1])]!;
+      expect(/data-x-ticks="([^"]*)"/.exec(c)?.[1], c).to.equal(timeTicks(r.durationSeconds).map((t) => t.label).join(' '));
+    }
+  });
+
+  it('shows the oracle at about zero pending, and pending and cost per simulated day', async () => {
+    const dom = await dumpDom(join(dir, 'report.html'));
+    const perDay = /<table id="per-day">([\s\S]*?)<\/table>/.exec(dom);
+    expect(perDay, 'the per-day table').to.not.equal(null);
+    const rows = [...perDay![1]!.matchAll(/<tr>(.*?)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<t[dh][^>]*>(.*?)<\/t[dh]>/g)].map((c) => c[1]!));
+    expect(rows[0]).to.deep.equal(['trace', 'policy', 'pending pod-s per day', 'cost per day']);
+    expect(rows).to.have.length(1 + results.length * POLICY_NAMES.length);
+    for (const r of results) {
+      for (const p of POLICY_NAMES) {
+        const row = rows.find((x) => x[0] === r.trace && x[1] === p)!;
+        const s = r.policies[p]!.summary;
+        // Both traces are shorter than a day: one day, equal to the totals.
+        expect(row[2]!.split(' | ').map(Number), `${r.trace}/${p}`).to.deep.equal(s.perDay.pendingPodSeconds);
+        expect(row[3]!.split(' | ').map(Number)).to.deep.equal(s.perDay.cost);
+        expect(s.perDay.cost[0]).to.be.closeTo(s.cost, 0.02);
+      }
+      // flash-burst's spike is not forecastable, but the oracle reads it from the trace.
+      const oracle = r.policies.oracle!.summary;
+      expect(oracle.pendingPodSeconds, r.trace).to.be.lessThan(0.1 * r.policies.reactive!.summary.pendingPodSeconds);
+    }
+    expect(dom).to.include('the price of perfect foresight');
   });
 });

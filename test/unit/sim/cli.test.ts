@@ -61,8 +61,9 @@ describe('headroom simulate', function () {
     expect(json.seed).to.equal(4);
     expect(Object.keys(json.policies)).to.deep.equal(['reactive', 'periodic']);
     for (const p of Object.values(json.policies) as Record<string, unknown>[]) {
-      expect(Object.keys(p)).to.deep.equal(['pendingSeconds', 'pendingPodSeconds', 'waitedPods', 'nodeHours', 'cost', 'peakNodes', 'utilization', 'scaleActions', 'evictions', 'costFloor']);
+      expect(Object.keys(p)).to.deep.equal(['pendingSeconds', 'pendingPodSeconds', 'waitedPods', 'nodeHours', 'cost', 'peakNodes', 'utilization', 'scaleActions', 'evictions', 'costFloor', 'perDay']);
       expect(Object.keys(p.pendingSeconds as object)).to.deep.equal(['p50', 'p95', 'p99', 'max']);
+      expect(Object.keys(p.perDay as object)).to.deep.equal(['pendingPodSeconds', 'cost']);
       expect(Object.keys(p.utilization as object)).to.deep.equal(['cpu', 'memory']);
     }
     expect(json.policies.reactive.peakNodes).to.equal(2);
@@ -75,6 +76,7 @@ describe('headroom simulate', function () {
     expect(r.code).to.equal(0);
     expect(r.out).to.match(/^trace\s+policy\s+pending p50/);
     expect(r.out).to.match(/tiny\s+reactive/);
+    expect(r.out).to.match(/per simulated day \(day 1 first\):\ntrace\s+policy\s+pending pod-s per day\s+cost per day/);
     expect(r.err).to.equal('');
   });
 
