@@ -1,10 +1,30 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { NOISY_SUFFIX, noisyVariant } from './noisy-variant.js';
 import type { Trace } from './trace.js';
 import { parseTrace } from './trace-parse.js';
 
-/** The built-in suite, in report order. */
-export const BUILTIN_TRACES = ['diurnal', 'multi-day', 'ramp', 'flash-burst', 'cron-batch', 'noise'] as const;
+/**
+ * The forecastable built-in traces: their demand has a shape a predictor can learn
+ * (a daily cycle, a trend). Each also runs in a noisy variant (`<name>-noisy`,
+ * src/sim/noisy-variant.ts). `cron-batch` is forecastable too but has no noisy
+ * variant: its demand comes in CronJob runs, and its one Deployment (40 pods) would
+ * get noise under one pod. `flash-burst` and `noise` are the guards: nothing in them
+ * can be forecast.
+ */
+const NOISY_BASES = ['diurnal', 'multi-day', 'ramp'] as const;
+
+/** The built-in suite, in report order: each noisy variant right after its trace. */
+export const BUILTIN_TRACES = [
+  'diurnal', 'diurnal-noisy', 'multi-day', 'multi-day-noisy', 'ramp', 'ramp-noisy', 'flash-burst', 'cron-batch', 'noise',
+] as const;
+
+export type BuiltinTraceKind = 'forecastable' | 'guard';
+
+/** Which targets a built-in trace is held to (issue 24): forecastable ones, or the guards. */
+export function builtinTraceKind(name: string): BuiltinTraceKind {
+  return name === 'flash-burst' || name === 'noise' ? 'guard' : 'forecastable';
+}
 
 /**
  * The YAML lives in src/sim/traces/ (data, not compiled): found next to this module
@@ -22,5 +42,7 @@ export function loadBuiltinTrace(name: string): Trace {
   if (!(BUILTIN_TRACES as readonly string[]).includes(name)) {
     throw new Error(`unknown built-in trace "${name}" (one of ${BUILTIN_TRACES.join(', ')}, or all)`);
   }
+  const base = name.endsWith(NOISY_SUFFIX) ? name.slice(0, -NOISY_SUFFIX.length) : undefined;
+  if (base !== undefined && (NOISY_BASES as readonly string[]).includes(base)) return noisyVariant(loadBuiltinTrace(base));
   return parseTrace(readFileSync(`${tracesDir()}${name}.yaml`, 'utf8'), `builtin:${name}`);
 }
