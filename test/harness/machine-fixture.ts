@@ -20,7 +20,8 @@
  *    labels + set-name / deployment-name / cluster-name) or deletes them. On scale-down
  *    it deletes Machines annotated `cluster.x-k8s.io/delete-machine` first, then the
  *    newest (spec.deletion.order: Oldest picks the oldest instead).
- *  - Machine (owned or standalone): `bootDelayMs` after it first sees it (unless
+ *  - Machine (owned or standalone): `bootDelayMs` after it first sees it (a number, or
+ *    a function drawn once per Machine for boots that vary, e.g. 45-60 s; unless
  *    `machineOutcome` says it never boots or fails), creates Node
  *    `<machine name>` and sets spec.providerID `kwok://<node>`, status.nodeRef,
  *    phase Running, initialization, addresses and Ready/Available conditions that
@@ -73,8 +74,12 @@ export interface MachineFixtureOptions {
   readonly kubeConfig: KubeConfig;
   /** Only act on objects in this namespace (strongly advised on the shared control plane). */
   readonly namespace?: string;
-  /** Machine (or MachinePool instance) to Node delay; default 1000 ms. */
-  readonly bootDelayMs?: number;
+  /**
+   * Machine (or MachinePool instance) to Node delay; default 1000 ms. A function is
+   * called once per Machine (or instance), when first seen, so boots can vary as a
+   * cloud's do (a seeded draw keeps a test reproducible).
+   */
+  readonly bootDelayMs?: number | ((machine: { name: string; labels: Record<string, string> }) => number);
   /** Pass period while a boot delay or drain is under way; default 200 ms. */
   readonly intervalMs?: number;
   /** How long a PDB may block a drain before pods are deleted anyway; default 30 s. */
@@ -122,14 +127,14 @@ const DEFAULT_CAPACITY = { cpu: '4', memory: '16Gi', pods: '110' };
 
 export class MachineFixture extends ReconcileLoop {
   private readonly ns: string | undefined;
-  private readonly bootDelayMs: number;
+  private readonly bootDelay: (machine: { name: string; labels: Record<string, string> }) => number;
   private readonly drainTimeoutMs: number;
   private readonly defaultCapacity: Readonly<Record<string, string>>;
   private readonly now: () => number;
   private readonly machineOutcome: NonNullable<MachineFixtureOptions['machineOutcome']>;
   private readonly bootTaints: MachineFixtureOptions['bootTaints'];
-  /** Machine uid -> when first seen without a Node. */
-  private readonly firstSeen = new Map<string, number>();
+  /** Machine uid -> when first seen without a Node, and its boot delay. */
+  private readonly firstSeen = new Map<string, { at: number; delayMs: number }>();
   /** MachinePool uid -> due times of instances not yet booted. */
   private readonly pendingPool = new Map<string, number[]>();
   /** Node name -> when draining started. */
@@ -138,7 +143,8 @@ export class MachineFixture extends ReconcileLoop {
   private constructor(opts: MachineFixtureOptions) {
     super(opts.kubeConfig, 'machine-fixture', opts.intervalMs ?? 200);
     this.ns = opts.namespace;
-    this.bootDelayMs = opts.bootDelayMs ?? 1000;
+    const delay = opts.bootDelayMs ?? 1000;
+    this.bootDelay = typeof delay === 'number' ? () => delay : delay;
     this.machineOutcome = opts.machineOutcome ?? (() => 'boot');
     this.bootTaints = opts.bootTaints;
     this.drainTimeoutMs = opts.drainTimeoutMs ?? 30_000;
@@ -255,7 +261,7 @@ export class MachineFixture extends ReconcileLoop {
     if (!node) {
       // The boot delay runs, or machineOutcome (a test's function) may change its mind.
       this.pollAgain();
-      const seen = this.firstSeen.get(uid) ?? this.now();
+      const seen = this.firstSeen.get(uid) ?? { at: this.now(), delayMs: this.bootDelay({ name, labels: m.metadata.labels ?? {} }) };
       this.firstSeen.set(uid, seen);
       const outcome = this.machineOutcome({ name, labels: m.metadata.labels ?? {} });
       if (outcome === 'fail') {
@@ -265,7 +271,7 @@ export class MachineFixture extends ReconcileLoop {
         });
         return;
       }
-      if (outcome === 'never' || this.now() - seen < this.bootDelayMs) {
+      if (outcome === 'never' || this.now() - seen.at < seen.delayMs) {
         await this.patchStatusIfChanged(m, {
           phase: 'Provisioning',
           initialization: { bootstrapDataSecretCreated: true },
@@ -308,7 +314,9 @@ export class MachineFixture extends ReconcileLoop {
     const pending = this.pendingPool.get(uid) ?? [];
     if (!isPaused(mp)) {
       const desired = desiredReplicas(mp);
-      while (members.length + pending.length < desired) pending.push(this.now() + this.bootDelayMs);
+      while (members.length + pending.length < desired) {
+        pending.push(this.now() + this.bootDelay({ name: `${mp.metadata.name}-${members.length + pending.length}`, labels: mp.metadata.labels ?? {} }));
+      }
       while (members.length + pending.length > desired && pending.length > 0) pending.pop();
       if (members.length > desired) {
         const victims = [...members].sort(newestFirst).slice(0, members.length - desired);
