@@ -25,6 +25,14 @@ import { type DemandProcess, HPA_SYNC_MS, dayOf, replicaSeries, seededHistory } 
  * noise, peak and timing), saved in the controller's ConfigMap store, so five
  * minutes of the ninth day are enough. What is measured is what a user waits on:
  * pending pod-seconds, from each pod's creation to its PodScheduled time.
+ *
+ * The target is issue 24's (prediction on <= 30% of off). It is NOT met when this test
+ * landed, and the assertion was left as the issue sets it: on main at 8541b2f the ratio
+ * was 1.003 and 1.008 (two runs), and 0.993 on the `predict` work in progress 4fc32ff.
+ * The forecast follows the rise one sync behind (the seasonal profiles have 10-minute
+ * slots; this rise takes 2) and nothing is held ahead of it, so 27 of 28 pods wait a
+ * boot with prediction on as without it. This test fails until the predictor turns
+ * its forecast into capacity before such a rise.
  */
 
 const DEMAND: DemandProcess = {
@@ -65,6 +73,8 @@ interface ArmResult {
   peakReplicas: number;
   peakNodes: number;
   startLateMs: number;
+  /** The episode's nominal start (the seasonal profiles' slots are fixed in UTC). */
+  episodeAt: number;
   wallS: number;
   timeline: string;
   log: string;
@@ -226,7 +236,7 @@ async function runArm(prediction: boolean, logDir: string): Promise<ArmResult> {
     }
     return {
       prediction, pendingPodSeconds: Math.round(pending), pods: times.size, waitedPods: waited, longestWaitS: Math.round(longest),
-      peakReplicas: Math.max(...series.map((s) => s.replicas)), peakNodes, startLateMs,
+      peakReplicas: Math.max(...series.map((s) => s.replicas)), peakNodes, startLateMs, episodeAt,
       wallS: Math.round((Date.now() - began) / 1000), timeline: timeline.join(' | '), log: proc.logTail(),
     };
   } finally {
@@ -249,7 +259,8 @@ describe('prediction on a real control plane: an HPA-driven Deployment (noisy ri
     const ratio = off.pendingPodSeconds > 0 ? on.pendingPodSeconds / off.pendingPodSeconds : Infinity;
     for (const r of [on, off]) {
       console.log(`      prediction ${r.prediction ? 'on ' : 'off'}: ${r.pendingPodSeconds} pending pod-s, ${r.waitedPods}/${r.pods} pods waited > 5 s (longest ${r.longestWaitS} s), `
-        + `peak ${r.peakReplicas} replicas / ${r.peakNodes} nodes, controller ready ${(-r.startLateMs / 1000).toFixed(0)} s before the episode, ${r.wallS} s`);
+        + `peak ${r.peakReplicas} replicas / ${r.peakNodes} nodes, controller ready ${(-r.startLateMs / 1000).toFixed(0)} s before the episode `
+        + `(${new Date(r.episodeAt).toISOString().slice(11, 19)} UTC), ${r.wallS} s`);
       console.log(`        ${r.timeline}`);
     }
     console.log(`      [measure] HPA-driven Deployment (seed ${DEMAND.seed}, boots ${BOOT_MIN_MS / 1000}-${BOOT_MAX_MS / 1000} s, syncs every ${HPA_SYNC_MS / 1000} s): `
@@ -259,6 +270,6 @@ describe('prediction on a real control plane: an HPA-driven Deployment (noisy ri
     expect(on.startLateMs, 'controller (prediction on) leading before the episode').to.be.below(0);
     expect(off.startLateMs, 'controller (prediction off) leading before the episode').to.be.below(0);
     expect(off.waitedPods, `pods that waited for a node without prediction\n${off.log}`).to.be.at.least(10);
-    expect(ratio, `pending pod-s on/off\n${on.log}`).to.be.at.most(TARGET_RATIO);
+    expect(ratio, `issue 24's target: pending pod-s with prediction on / off\n${on.log}`).to.be.at.most(TARGET_RATIO);
   });
 });
