@@ -99,9 +99,17 @@ export interface NodePoolPrediction {
 
 export const DEFAULT_PREDICTION_QUANTILE = 0.9;
 
+/** The CAPI Cluster a NodePool is for (spec.clusterRef; ADR 0136). */
+export interface NodePoolClusterRef {
+  namespace: string;
+  name: string;
+}
+
 export interface NodePool {
   name: string;
   uid?: string;
+  /** Absent: every cluster the controller serves (single-cluster installs; ignored in fleet mode). */
+  clusterRef?: NodePoolClusterRef;
   weight: number;
   /** Selects MachineDeployments, MachineSets and MachinePools by their labels. */
   nodeGroupSelector?: V1LabelSelector;
@@ -325,6 +333,19 @@ function parseMachineTemplate(v: unknown, fail: (m: string) => never): MachineTe
   };
 }
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function parseClusterRef(v: unknown, fail: (m: string) => never): NodePoolClusterRef | undefined {
+  if (v === undefined) return undefined;
+  if (!isRecord(v)) return fail('clusterRef must be an object {namespace, name}');
+  const { namespace, name } = v;
+  if (typeof namespace !== 'string' || namespace.length > 63 || !DNS_LABEL.test(namespace)) fail('clusterRef.namespace must be a namespace name');
+  if (typeof name !== 'string' || name.length > 253 || !DNS_SUBDOMAIN_NAME.test(name)) fail('clusterRef.name must be a Cluster name');
+  for (const k of Object.keys(v)) if (k !== 'namespace' && k !== 'name') fail(`clusterRef.${k} is not supported (namespace, name)`);
+  return { namespace: namespace as string, name: name as string };
+}
+
 /**
  * Parses and validates a NodePool object (as read from the API or a file).
  * Throws NodePoolError with a message naming the offending field.
@@ -350,12 +371,18 @@ export function parseNodePool(obj: unknown): NodePool {
   const requirements = ((spec.requirements ?? []) as unknown[]).map((r, i) => parseRequirement(r, i, fail));
   const uid = isRecord(obj.metadata) && typeof obj.metadata.uid === 'string' ? obj.metadata.uid : undefined;
   const prediction = parsePrediction(spec.prediction, fail);
+  const clusterRef = parseClusterRef(spec.clusterRef, fail);
+  const machineTemplate = hasTemplate ? parseMachineTemplate(spec.machineTemplate, fail) : undefined;
+  if (clusterRef && machineTemplate && (machineTemplate.namespace !== clusterRef.namespace || machineTemplate.clusterName !== clusterRef.name)) {
+    fail(`machineTemplate (${machineTemplate.namespace}/${machineTemplate.clusterName}) must be in the cluster of clusterRef (${clusterRef.namespace}/${clusterRef.name})`);
+  }
   return {
     name,
     ...(uid ? { uid } : {}),
+    ...(clusterRef ? { clusterRef } : {}),
     weight: weight as number,
     ...(hasSelector ? { nodeGroupSelector: spec.nodeGroupSelector as V1LabelSelector } : {}),
-    ...(hasTemplate ? { machineTemplate: parseMachineTemplate(spec.machineTemplate, fail) } : {}),
+    ...(machineTemplate ? { machineTemplate } : {}),
     requirements,
     limits: parseLimits(spec.limits, fail),
     disruption: parseDisruption(spec.disruption, fail),

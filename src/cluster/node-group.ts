@@ -5,6 +5,7 @@ import {
 import type { NodeGroupView } from '../api/capi.js';
 import { nodeSyncedLabels } from '../api/capi-node-labels.js';
 import { nodePoolForGroup, type NodePool } from '../api/nodepool.js';
+import { poolsForCluster } from '../api/nodepool-cluster-ref.js';
 import { derivedPricePerHour } from '../api/price.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
@@ -146,7 +147,7 @@ export function buildNodeGroup(input: NodeGroupInput): NodeGroup | undefined {
   const dsPods = daemonSetPodsFor(template, input.daemonSetPods);
   const daemonSetOverhead: Resources = {};
   for (const p of dsPods) addInto(daemonSetOverhead, p.requests);
-  const pool = nodePoolForGroup(input.pools, view.labels, template.labels);
+  const pool = nodePoolForGroup(poolsForCluster(input.pools, view.namespace, view.clusterName), view.labels, template.labels);
   const group: NodeGroup = {
     id: view.id,
     kind: view.kind,

@@ -34,6 +34,7 @@ import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
 import { MeteredActuator } from '../capi/metered-actuator.js';
 import { NodePoolStatusWriter } from './nodepool-status.js';
+import { WorkloadNodePoolWarnings } from './workload-nodepools.js';
 import { ConfigMapStateStore } from './model-store.js';
 import { PodLatencyTracker } from './pod-latency.js';
 import { PredictionEvents } from './prediction-events.js';
@@ -85,6 +86,13 @@ export interface ControllerOptions {
   observeTimeoutMs?: number;
   /** How often the leader refreshes NodePool status. Default 10 s. */
   nodePoolStatusIntervalMs?: number;
+  /**
+   * With `management` given: how often the leader looks for NodePools applied to the
+   * workload cluster, which are ignored, and tells them so. Default 60 s.
+   */
+  workloadNodePoolCheckMs?: number;
+  /** Only NodePools with spec.clusterRef (fleet mode, ADR 0136). */
+  requireNodePoolClusterRef?: boolean;
   onCycle?: (r: CycleReport) => void;
   /**
    * The disruption loop (empty-node removal, safe expiry) while leading; false disables
@@ -135,6 +143,7 @@ export class Controller {
   private metrics: ControllerMetrics | undefined;
   private latency: PodLatencyTracker | undefined;
   private poolStatus: NodePoolStatusWriter | undefined;
+  private workloadPools: WorkloadNodePoolWarnings | undefined;
   private bufferStatus: CapacityBufferStatusWriter | undefined;
   private requestStatus: ProvisioningRequestWriter | undefined;
   private lastCycle: CycleReport | undefined;
@@ -163,6 +172,7 @@ export class Controller {
       discovery: opts.discovery ?? [],
       ...(opts.workloadScope ? { workloadScope: opts.workloadScope } : {}),
       workloads: opts.prediction !== undefined,
+      ...(opts.requireNodePoolClusterRef ? { requireNodePoolClusterRef: true } : {}),
       informer: { onError: (err) => this.log(`watch: ${(err as Error).message}`), ...opts.informer },
     });
   }
@@ -299,6 +309,15 @@ export class Controller {
       });
       this.disruptor.start();
     }
+    if (this.managementClient !== this.workloadClient) {
+      const client = this.workloadClient.fenced(term);
+      this.workloadPools = new WorkloadNodePoolWarnings({
+        client, events: new EventRecorder(client, this.onEventError), managementServer: this.managementClient.server.origin,
+        log: this.log, dryRun: this.opts.dryRun ?? false,
+        ...(this.opts.workloadNodePoolCheckMs ? { intervalMs: this.opts.workloadNodePoolCheckMs } : {}),
+      });
+      this.workloadPools.start();
+    }
     if (!this.opts.dryRun) {
       this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient.fenced(term), this.log, this.opts.nodePoolStatusIntervalMs, this.snapshots);
       this.poolStatus.start();
@@ -375,6 +394,8 @@ export class Controller {
       this.unsubscribeIntake = undefined;
       this.poolStatus?.stop();
       this.poolStatus = undefined;
+      this.workloadPools?.stop();
+      this.workloadPools = undefined;
       this.bufferStatus?.stop();
       this.bufferStatus = undefined;
       this.requestStatus?.stop();
@@ -422,6 +443,7 @@ export class Controller {
     this.leading = false;
     this.unsubscribeIntake?.();
     this.poolStatus?.stop();
+    this.workloadPools?.stop();
     this.bufferStatus?.stop();
     this.requestStatus?.stop();
     void this.provisioner?.stop();

@@ -8,7 +8,7 @@ import type { ObservedScale } from '../cluster/objects.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import {
   type GroupDiscoverySpec, discoverCapiVersion, discoverResourceVersion,
-  discoveryFilter, discoveryNamespace,
+  discoveryFilter, discoveryNamespace, nodePoolScope,
 } from './discovery.js';
 import { Informer, type InformerOptions, type ResourcePath } from './informer.js';
 import { transformFor } from './informer-transform.js';
@@ -39,6 +39,8 @@ export interface ClusterCacheOptions {
   maxStalenessMs?: number;
   /** Also watch Deployments, StatefulSets, CronJobs and HPAs (prediction's signals). */
   workloads?: boolean;
+  /** Only NodePools with a spec.clusterRef (fleet mode, ADR 0136); see nodePoolScope. */
+  requireNodePoolClusterRef?: boolean;
 }
 
 type Kind = keyof ClusterObjects;
@@ -110,7 +112,7 @@ export class ClusterCache implements ClusterStateSource {
     // Optional: without them (older chart RBAC) only paused groups, not paused Clusters, hold scaling.
     this.addInformer('clusters', management, { group: CAPI_GROUP, version: this.capiVersion, plural: 'clusters', ...(capiNs ? { namespace: capiNs } : {}) }, undefined, true);
     const nodePoolVersion = await discoverResourceVersion(management, NODEPOOL_GROUP, NODEPOOL_PLURAL, [NODEPOOL_VERSION]);
-    if (nodePoolVersion) add('nodePools', management, { group: NODEPOOL_GROUP, version: nodePoolVersion, plural: NODEPOOL_PLURAL });
+    if (nodePoolVersion) add('nodePools', management, { group: NODEPOOL_GROUP, version: nodePoolVersion, plural: NODEPOOL_PLURAL }, nodePoolScope(specs, this.opts.requireNodePoolClusterRef ?? false));
     else this.absent.push(`${NODEPOOL_PLURAL}.${NODEPOOL_GROUP}`);
     // CapacityBuffers and ProvisioningRequests describe workload pods: they live in the
     // workload cluster, next to the PodTemplates (and workloads, quotas) they reference,

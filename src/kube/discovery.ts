@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { CAPI_GROUP, type CapiVersion } from '../api/capi.js';
+import { hasClusterRef, rawClusterRef } from '../api/nodepool-cluster-ref.js';
 import { isNotFound, type KubeClient } from './kube-client.js';
 
 /**
@@ -68,6 +69,27 @@ export function matchesDiscovery(spec: GroupDiscoverySpec, o: KubernetesObject, 
 export function discoveryFilter(specs: readonly GroupDiscoverySpec[], checkLabels = true): ((o: KubernetesObject) => boolean) | undefined {
   if (specs.length === 0) return undefined;
   return (o) => specs.some((s) => matchesDiscovery(s, o, checkLabels));
+}
+
+/** True when the specs select node groups of the Cluster `namespace/name` (no specs, or specs without one: every Cluster). */
+export function clusterInDiscovery(specs: readonly GroupDiscoverySpec[], namespace: string, name: string): boolean {
+  if (specs.length === 0) return true;
+  return specs.some((s) => (!s.namespace || s.namespace === namespace) && (!s.clusterName || s.clusterName === name));
+}
+
+/**
+ * The NodePools a controller serves (ADR 0136): those whose spec.clusterRef names a
+ * Cluster its discovery selects, and those without clusterRef unless `requireClusterRef`
+ * (fleet mode). A malformed clusterRef is kept, so the pool's Invalid condition is
+ * reported. Undefined: every NodePool.
+ */
+export function nodePoolScope(specs: readonly GroupDiscoverySpec[], requireClusterRef: boolean): ((o: KubernetesObject) => boolean) | undefined {
+  if (specs.length === 0 && !requireClusterRef) return undefined;
+  return (o) => {
+    if (!hasClusterRef(o)) return !requireClusterRef;
+    const ref = rawClusterRef(o);
+    return !ref || clusterInDiscovery(specs, ref.namespace, ref.name);
+  };
 }
 
 /** The single namespace all specs agree on (so watches can be namespaced), if any. */

@@ -470,7 +470,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(bad.code).to.not.equal(0);
     });
 
-    it('installs the upstream autoscaling.x-k8s.io CRDs only when capacityApis.installCrds is set, unchanged', async () => {
+    it('installs the upstream autoscaling.x-k8s.io CRDs only when capacityApis.installCrds is set, unchanged but for helm.sh/resource-policy: keep', async () => {
       const crdsOf = (objs: K8sObject[]) => ofKind(objs, 'CustomResourceDefinition').map((o) => o.metadata.name).sort();
       expect(crdsOf(await renderChart(NS))).to.deep.equal([]);
       const objects = await renderChart(NS, { 'capacityApis.installCrds': true });
@@ -478,7 +478,9 @@ describe('helm chart charts/headroom (real helm)', function () {
       for (const file of ['autoscaling.x-k8s.io_capacitybuffers.yaml', 'autoscaling.x-k8s.io_provisioningrequests.yaml']) {
         const upstream = parseYaml(readFileSync(join(CHART_DIR, 'files', 'autoscaling.x-k8s.io', file), 'utf8')) as K8sObject;
         const rendered = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === upstream.metadata.name);
-        expect(rendered, file).to.deep.equal(upstream);
+        // Kept on uninstall and when the value is turned off: deleting a CRD deletes every object of its kind.
+        expect(rendered!.metadata.annotations, file).to.deep.equal({ ...upstream.metadata.annotations, 'helm.sh/resource-policy': 'keep' });
+        expect({ ...rendered, metadata: { ...rendered!.metadata, annotations: upstream.metadata.annotations } }, file).to.deep.equal(upstream);
       }
     });
 

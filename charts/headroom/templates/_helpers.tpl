@@ -197,3 +197,57 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- range . -}}{{- $out = append $out (printf "%s/scale" .) -}}{{- end -}}
 {{- toJson $out -}}
 {{- end }}
+
+{{/*
+The rules the controller needs where the Cluster API objects are (ADR 0071, ADR 0136):
+in the one cluster (mode=workload, rbac.capi) or, with the management cluster
+elsewhere, in that cluster (mode=management, for the identity of the kubeconfig in
+managementCluster.kubeconfigSecret). A list of rules, indented for a ClusterRole;
+Events (create, patch) are granted beside them.
+*/}}
+{{- define "headroom.managementRules" }}
+  # Our policy objects: read the spec, report usage and conditions in status.
+  - apiGroups: [headroom.dev]
+    resources: [nodepools]
+    verbs: [get, list, watch]
+  - apiGroups: [headroom.dev]
+    resources: [nodepools/status]
+    verbs: [update, patch]
+  # Node groups. patch: the delete-machine annotation on a Machine, and the
+  # scale-up memory annotation on a group (ADR 0120); replicas go through the scale
+  # subresource.
+  - apiGroups: [cluster.x-k8s.io]
+    resources: [machinedeployments, machinesets, machinepools, machines]
+    verbs: [get, list, watch, patch]
+  # Clusters: a paused Cluster's groups are neither scaled up nor down. Read only.
+  - apiGroups: [cluster.x-k8s.io]
+    resources: [clusters]
+    verbs: [get, list, watch]
+  - apiGroups: [cluster.x-k8s.io]
+    resources: [machinedeployments/scale, machinesets/scale, machinepools/scale]
+    verbs: [get, update, patch]
+  # Standalone Machines (the Karpenter NodeClaim style): read the templates, create the
+  # clones. The Machine owns the clones, so deleting it garbage-collects them.
+  - apiGroups: [cluster.x-k8s.io]
+    resources: [machines]
+    verbs: [create, delete]
+  {{- range .Values.rbac.standaloneMachineResources }}
+  {{- if .templates }}
+  - apiGroups: [{{ .apiGroup | quote }}]
+    resources: {{ toJson .templates }}
+    verbs: [get]
+  {{- end }}
+  {{- if .resources }}
+  - apiGroups: [{{ .apiGroup | quote }}]
+    resources: {{ toJson .resources }}
+    verbs: [create]
+  {{- end }}
+  {{- end }}
+  {{- range .Values.rbac.infrastructureTemplateResources }}
+  # Scale from zero: the infrastructure templates node groups reference (status.capacity,
+  # status.nodeInfo). Read only.
+  - apiGroups: [{{ .apiGroup | quote }}]
+    resources: {{ toJson .resources }}
+    verbs: [get, list, watch]
+  {{- end }}
+{{- end }}
