@@ -442,7 +442,36 @@ describe('helm chart charts/headroom (real helm)', function () {
       const mount = pod.containers[0]!.volumeMounts!.find((m) => m.name === vol.name)!;
       expect(mount.readOnly).to.equal(true);
       const cr = onlyOne<V1ClusterRole>(objects, 'ClusterRole');
-      expect(grants(cr.rules!).filter((g) => g.startsWith('cluster.x-k8s.io/') || g.startsWith('headroom.dev/'))).to.deep.equal([]);
+      expect(grants(cr.rules!).filter((g) => g.startsWith('cluster.x-k8s.io/'))).to.deep.equal([]);
+      // Only to tell NodePools applied here that they are ignored (ADR 0136).
+      expect(grants(cr.rules!).filter((g) => g.startsWith('headroom.dev/')).sort()).to.deep.equal([
+        'headroom.dev/nodepools/status:patch', 'headroom.dev/nodepools/status:update',
+        'headroom.dev/nodepools:get', 'headroom.dev/nodepools:list', 'headroom.dev/nodepools:watch',
+      ]);
+    });
+
+    it('mode: management renders only the ServiceAccount and the CAPI-side RBAC, the same rules the one-cluster layout grants', async () => {
+      const values = {
+        'rbac.infrastructureTemplateResources[0].apiGroup': 'infrastructure.cluster.x-k8s.io',
+        'rbac.infrastructureTemplateResources[0].resources[0]': 'awsmachinetemplates',
+      };
+      const objects = await renderChart(NS, { mode: 'management', ...values });
+      expect(objects.map((o) => o.kind).sort()).to.deep.equal(['ClusterRole', 'ClusterRoleBinding', 'ServiceAccount']);
+      const mgmt = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!).sort();
+      // Nothing of the workload cluster's: no pods, nodes, leases, configmaps.
+      expect(mgmt.filter((g) => !/^(cluster\.x-k8s\.io|headroom\.dev|events\.k8s\.io|bootstrap\.cluster\.x-k8s\.io|infrastructure\.cluster\.x-k8s\.io)\//.test(g))).to.deep.equal([]);
+      const oneCluster = grants(onlyOne<V1ClusterRole>(await renderChart(NS, values), 'ClusterRole').rules!);
+      expect(oneCluster).to.include.members(mgmt);
+      expect(mgmt).to.include.members([
+        'headroom.dev/nodepools:watch', 'headroom.dev/nodepools/status:patch', 'cluster.x-k8s.io/machinedeployments/scale:update',
+        'cluster.x-k8s.io/clusters:watch', 'infrastructure.cluster.x-k8s.io/awsmachinetemplates:list', 'events.k8s.io/events:create',
+      ]);
+      const withToken = await renderChart(NS, { mode: 'management', 'managementCluster.tokenSecret': true });
+      const token = onlyOne(withToken, 'Secret') as K8sObject & { type: string };
+      expect(token.type).to.equal('kubernetes.io/service-account-token');
+      expect(token.metadata.annotations).to.deep.equal({ 'kubernetes.io/service-account.name': onlyOne(withToken, 'ServiceAccount').metadata.name });
+      const bad = await helm(['template', 'hr', CHART_DIR, '--kube-version', KUBE_VERSION, ...setArgs({ mode: 'everything' })]);
+      expect(bad.code).to.not.equal(0);
     });
 
     it('with a ServiceMonitor: scrapes the Service\'s metrics port', async () => {
