@@ -1,7 +1,7 @@
 import type { NodePool, NodePoolClusterRef } from './nodepool.js';
 
 /**
- * Which CAPI Cluster a NodePool is for (spec.clusterRef, ADR 0136). NodePools live in
+ * Which CAPI Cluster a NodePool is for (spec.clusterRef, ADR 0140). NodePools live in
  * the management cluster, next to the Clusters and node groups, where one management
  * cluster serves many workload clusters: a pool names its Cluster, and applies to that
  * Cluster's node groups only. A pool without clusterRef applies to every cluster the

@@ -99,7 +99,7 @@ export interface NodePoolPrediction {
 
 export const DEFAULT_PREDICTION_QUANTILE = 0.9;
 
-/** The CAPI Cluster a NodePool is for (spec.clusterRef; ADR 0136). */
+/** The CAPI Cluster a NodePool is for (spec.clusterRef; ADR 0140). */
 export interface NodePoolClusterRef {
   namespace: string;
   name: string;

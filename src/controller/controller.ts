@@ -91,7 +91,7 @@ export interface ControllerOptions {
    * workload cluster, which are ignored, and tells them so. Default 60 s.
    */
   workloadNodePoolCheckMs?: number;
-  /** Only NodePools with spec.clusterRef (fleet mode, ADR 0136). */
+  /** Only NodePools with spec.clusterRef (fleet mode, ADR 0140). */
   requireNodePoolClusterRef?: boolean;
   onCycle?: (r: CycleReport) => void;
   /**

@@ -6,7 +6,7 @@ import { isNotFound, type KubeClient } from '../kube/kube-client.js';
 
 /**
  * With the management cluster elsewhere, Headroom reads NodePools from there only
- * (ADR 0136). A NodePool applied to the workload cluster (where the chart used to put
+ * (ADR 0140). A NodePool applied to the workload cluster (where the chart used to put
  * the CRD) would be ignored in silence: this lists the workload cluster's NodePools
  * now and then, and tells each one, once per generation, with a Warning Event, a
  * Ready=False condition (reason IgnoredInWorkloadCluster) and a log line. Leader only,

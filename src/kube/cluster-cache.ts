@@ -39,7 +39,7 @@ export interface ClusterCacheOptions {
   maxStalenessMs?: number;
   /** Also watch Deployments, StatefulSets, CronJobs and HPAs (prediction's signals). */
   workloads?: boolean;
-  /** Only NodePools with a spec.clusterRef (fleet mode, ADR 0136); see nodePoolScope. */
+  /** Only NodePools with a spec.clusterRef (fleet mode, ADR 0140); see nodePoolScope. */
   requireNodePoolClusterRef?: boolean;
 }
 

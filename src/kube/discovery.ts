@@ -78,7 +78,7 @@ export function clusterInDiscovery(specs: readonly GroupDiscoverySpec[], namespa
 }
 
 /**
- * The NodePools a controller serves (ADR 0136): those whose spec.clusterRef names a
+ * The NodePools a controller serves (ADR 0140): those whose spec.clusterRef names a
  * Cluster its discovery selects, and those without clusterRef unless `requireClusterRef`
  * (fleet mode). A malformed clusterRef is kept, so the pool's Invalid condition is
  * reported. Undefined: every NodePool.

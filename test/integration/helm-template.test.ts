@@ -25,6 +25,7 @@ import type {
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
 import { stateConfigMapNames } from '../../src/controller/model-store.js';
+import { tableRows } from '../unit/docs/doc-tables.js';
 import { CHART_DIR, KUBE_VERSION, helm, type K8sObject, ofKind, onlyOne, renderChart, setArgs } from './helm-chart.js';
 
 const NS = 'headroom-system';
@@ -443,7 +444,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(mount.readOnly).to.equal(true);
       const cr = onlyOne<V1ClusterRole>(objects, 'ClusterRole');
       expect(grants(cr.rules!).filter((g) => g.startsWith('cluster.x-k8s.io/'))).to.deep.equal([]);
-      // Only to tell NodePools applied here that they are ignored (ADR 0136).
+      // Only to tell NodePools applied here that they are ignored (ADR 0140).
       expect(grants(cr.rules!).filter((g) => g.startsWith('headroom.dev/')).sort()).to.deep.equal([
         'headroom.dev/nodepools/status:patch', 'headroom.dev/nodepools/status:update',
         'headroom.dev/nodepools:get', 'headroom.dev/nodepools:list', 'headroom.dev/nodepools:watch',
@@ -466,6 +467,17 @@ describe('helm chart charts/headroom (real helm)', function () {
         'headroom.dev/nodepools:watch', 'headroom.dev/nodepools/status:patch', 'cluster.x-k8s.io/machinedeployments/scale:update',
         'cluster.x-k8s.io/clusters:watch', 'infrastructure.cluster.x-k8s.io/awsmachinetemplates:list', 'events.k8s.io/events:create',
       ]);
+      // docs/getting-started.md lists exactly these grants (the kinds of rbac.*Resources apart).
+      const doc = readFileSync(join(CHART_DIR, '..', '..', 'docs', 'getting-started.md'), 'utf8');
+      const table = doc.slice(doc.indexOf('<!-- management-rbac:begin'), doc.indexOf('<!-- management-rbac:end')).split('\n').map((l) => l.trim());
+      const documented = tableRows(table).flatMap(([group, resources, verbs]) => {
+        const codes = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+        return codes(resources!).flatMap((res) => verbs!.split(',').map((v) => `${codes(group!)[0]}/${res}:${v.trim()}`));
+      });
+      expect(documented.length).to.be.greaterThan(10);
+      const fixed = grants(onlyOne<V1ClusterRole>(await renderChart(NS, { mode: 'management' }), 'ClusterRole').rules!)
+        .filter((g) => !g.startsWith('bootstrap.cluster.x-k8s.io/')); // rbac.standaloneMachineResources' default kinds
+      expect([...new Set(documented)].sort()).to.deep.equal([...new Set(fixed)].sort());
       const withToken = await renderChart(NS, { mode: 'management', 'managementCluster.tokenSecret': true });
       const token = onlyOne(withToken, 'Secret') as K8sObject & { type: string };
       expect(token.type).to.equal('kubernetes.io/service-account-token');

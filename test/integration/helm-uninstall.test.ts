@@ -27,7 +27,7 @@ describe('helm uninstall, reinstall and capacityApis.installCrds flips keep ever
   let tmp: string;
   const ns = 'headroom-system';
   const release = 'hr';
-  const helmArgs = () => ['--namespace', ns, '--kubeconfig', cp.kubeconfigPath, '-f', join(tmp, 'values.yaml')];
+  const helmArgs = (command: string) => ['--namespace', ns, '--kubeconfig', cp.kubeconfigPath, ...(command === 'uninstall' ? [] : ['-f', join(tmp, 'values.yaml')])];
 
   before(async function () {
     this.timeout(240_000);
@@ -48,7 +48,7 @@ describe('helm uninstall, reinstall and capacityApis.installCrds flips keep ever
   });
 
   const helmOk = async (args: string[]) => {
-    const r = await helm([...args, ...helmArgs()]);
+    const r = await helm([...args, ...helmArgs(args[0]!)]);
     expect(r.code, `helm ${args.join(' ')}: ${r.stderr}`).to.equal(0);
   };
 

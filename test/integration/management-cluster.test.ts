@@ -7,7 +7,7 @@
  * Deployment's own args, the workload ServiceAccount's token as in-cluster identity and,
  * mounted as kubelet would, the kubeconfig Secret holding the management
  * ServiceAccount's token: nothing but the chart's RBAC. Then, in the management
- * cluster: NodePools with spec.clusterRef (ADR 0136), scale from zero from an
+ * cluster: NodePools with spec.clusterRef (ADR 0140), scale from zero from an
  * infrastructure template, Events, NodePool status and limits; another Cluster's pool
  * and group are left alone; a NodePool applied to the workload cluster is told it is
  * ignored.

@@ -199,7 +199,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- end }}
 
 {{/*
-The rules the controller needs where the Cluster API objects are (ADR 0071, ADR 0136):
+The rules the controller needs where the Cluster API objects are (ADR 0071, ADR 0140):
 in the one cluster (mode=workload, rbac.capi) or, with the management cluster
 elsewhere, in that cluster (mode=management, for the identity of the kubeconfig in
 managementCluster.kubeconfigSecret). A list of rules, indented for a ClusterRole;

@@ -21,7 +21,7 @@ const md = (namespace: string, clusterName: string, name: string): UnstructuredO
   spec: { clusterName, replicas: 0, template: { spec: { clusterName } } },
 });
 
-describe('NodePool spec.clusterRef (ADR 0136)', () => {
+describe('NodePool spec.clusterRef (ADR 0140)', () => {
   it('parses the Cluster a pool is for', () => {
     const p = parseNodePool(pool('a', { clusterRef: { namespace: 'fleet', name: 'prod-eu' }, nodeGroupSelector: {} }));
     expect(p.clusterRef).to.deep.equal({ namespace: 'fleet', name: 'prod-eu' });

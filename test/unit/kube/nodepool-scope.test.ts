@@ -5,7 +5,7 @@ import { clusterInDiscovery, nodePoolScope, parseGroupDiscoverySpec } from '../.
 const pool = (name: string, clusterRef?: unknown): KubernetesObject =>
   ({ apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name }, spec: { nodeGroupSelector: {}, ...(clusterRef === undefined ? {} : { clusterRef }) } }) as KubernetesObject;
 
-describe('which NodePools a controller serves (nodePoolScope, ADR 0136)', () => {
+describe('which NodePools a controller serves (nodePoolScope, ADR 0140)', () => {
   const pools = [pool('eu', { namespace: 'fleet', name: 'eu' }), pool('us', { namespace: 'fleet', name: 'us' }), pool('legacy'), pool('broken', 'eu')];
   const names = (filter: ((o: KubernetesObject) => boolean) | undefined) => pools.filter((p) => !filter || filter(p)).map((p) => p.metadata!.name);
 
