@@ -121,16 +121,16 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       await client.request('DELETE', `${base}/${name}`);
     });
 
+    /** A machineTemplate of the Cluster x/c. */
+    const TEMPLATE_X_C = {
+      namespace: 'x', clusterName: 'c',
+      bootstrapConfigTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
+      infrastructureTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
+    };
+
     it('accepts a clusterRef naming the Cluster of its machineTemplate, and parseNodePool reads it back (ADR 0140)', async () => {
       const name = `${ns}-ref`;
-      const spec = {
-        clusterRef: { namespace: 'x', name: 'c' },
-        machineTemplate: {
-          namespace: 'x', clusterName: 'c',
-          bootstrapConfigTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
-          infrastructureTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
-        },
-      };
+      const spec = { clusterRef: { namespace: 'x', name: 'c' }, machineTemplate: TEMPLATE_X_C };
       await client.request('POST', base, { body: { apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name }, spec } });
       const got = await client.get<UnstructuredObject>(`${base}/${name}`);
       expect(parseNodePool(got).clusterRef).to.deep.equal({ namespace: 'x', name: 'c' });
@@ -154,22 +154,11 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       ['a prediction quantile above 0.99', { nodeGroupSelector: {}, prediction: { enabled: true, quantile: 1.5 } }, /prediction.quantile/],
       ['a negative predicted-node cap', { nodeGroupSelector: {}, prediction: { maxPredictedNodes: -1 } }, /prediction.maxPredictedNodes/],
       ['a cost cap that is not a decimal', { nodeGroupSelector: {}, prediction: { maxExtraCostPerHour: 'cheap' } }, /prediction.maxExtraCostPerHour/],
-      ['a machineTemplate in another Cluster than clusterRef (ADR 0140)', {
-        clusterRef: { namespace: 'x', name: 'other' },
-        machineTemplate: {
-          namespace: 'x', clusterName: 'c',
-          bootstrapConfigTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
-          infrastructureTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
-        },
-      }, /machineTemplate must be in the cluster of clusterRef/],
-      ['a clusterRef in another namespace than its machineTemplate', {
-        clusterRef: { namespace: 'y', name: 'c' },
-        machineTemplate: {
-          namespace: 'x', clusterName: 'c',
-          bootstrapConfigTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
-          infrastructureTemplateRef: { apiVersion: 'a.b/v1', kind: 'K', name: 'n' },
-        },
-      }, /machineTemplate must be in the cluster of clusterRef/],
+      ...([['another Cluster', { namespace: 'x', name: 'other' }], ['another namespace', { namespace: 'y', name: 'c' }]] as const).map(([where, clusterRef]) => [
+        `a clusterRef in ${where} than its machineTemplate (ADR 0140)`,
+        { clusterRef, machineTemplate: TEMPLATE_X_C },
+        /machineTemplate must be in the cluster of clusterRef/,
+      ] as [string, Record<string, unknown>, RegExp]),
       ['a clusterRef without a name', { nodeGroupSelector: {}, clusterRef: { namespace: 'x' } }, /clusterRef.name|name: Required/],
       ['a clusterRef namespace that is not a namespace name', { nodeGroupSelector: {}, clusterRef: { namespace: 'Not_A_Namespace', name: 'c' } }, /clusterRef.namespace/],
     ];
