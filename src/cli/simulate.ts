@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { BUILTIN_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
+import { BUILTIN_SUITES, BUILTIN_TRACES, DATACENTER_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
 import { runParallel } from '../sim/parallel.js';
+import { parseQueryRange, replayReplicas } from '../sim/prometheus-replay.js';
 import { renderReport } from '../sim/report-html.js';
 import { POLICY_NAMES, type PolicyName, type TraceResult, summaryJson } from '../sim/result.js';
 import { PRICE_NOTE, formatPerDayTable, formatTable } from '../sim/summary-table.js';
@@ -9,24 +10,32 @@ import { type Trace, TraceError } from '../sim/trace.js';
 import { parseTrace } from '../sim/trace-parse.js';
 import { type Command, CliError, UsageError } from './command.js';
 
-const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic] [--seed N] [--no-prediction] [--out DIR] [--json]
+const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic,oracle] [--seed N] [--no-prediction] [--replicas-from FILE] [--out DIR] [--json]
 
 Replays a workload trace through a simulated Cluster API cluster, once per policy,
 and compares time-to-capacity and cost.
 
 Options:
-  --trace T     a trace YAML file, or builtin:${BUILTIN_TRACES.join('|builtin:')}, or builtin:all (the suite)
+  --trace T     a trace YAML file, or builtin:${[...BUILTIN_TRACES, ...DATACENTER_TRACES].join('|builtin:')},
+                or builtin:all (the suite, the default job), or builtin:datacenter (the
+                three datacenter traces)
   --policy P    comma-separated policies (default: ${POLICY_NAMES.join(',')})
   --seed N      random seed (default 1); the same seed gives the same result
   --no-prediction
                 run headroom without prediction, to measure its provisioning and
                 consolidation on their own against reactive and periodic
+  --replicas-from FILE
+                replay your own demand: FILE is the JSON of a Prometheus query_range
+                over kube_deployment_spec_replicas (or an HPA's desired replicas);
+                each series replaces the replicas of the trace's Deployment of the
+                same namespace and name, the trace giving pod templates and groups
   --out DIR     write DIR/report.html (charts + summary; self-contained)
-  --json        print the JSON summary instead of the table (an array for builtin:all)`;
+  --json        print the JSON summary instead of the table (an array for a suite)`;
 
 function loadTraces(spec: string): Trace[] {
   try {
-    if (spec === 'builtin:all') return BUILTIN_TRACES.map((n) => loadBuiltinTrace(n));
+    const suite = spec.startsWith('builtin:') ? BUILTIN_SUITES.get(spec.slice('builtin:'.length)) : undefined;
+    if (suite) return suite.map((n) => loadBuiltinTrace(n));
     if (spec.startsWith('builtin:')) return [loadBuiltinTrace(spec.slice('builtin:'.length))];
     let text: string;
     try {
@@ -39,6 +48,23 @@ function loadTraces(spec: string): Trace[] {
     if (err instanceof CliError) throw err;
     if (err instanceof TraceError) throw new CliError(err.message);
     throw new CliError((err as Error).message.split('\n')[0]!);
+  }
+}
+
+/** `--replicas-from`: the one trace with its Deployments' replicas from a Prometheus query_range export. */
+function replayFrom(traces: Trace[], spec: string, file: string): Trace {
+  if (traces.length !== 1) throw new UsageError(`simulate: --replicas-from needs one trace (the workloads' pod templates), not the suite ${spec}`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read replica series ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    return replayReplicas(traces[0]!, parseQueryRange(text, file), file);
+  } catch (err) {
+    if (err instanceof TraceError) throw new CliError(err.message);
+    throw err;
   }
 }
 
@@ -89,13 +115,16 @@ export const simulateCommand: Command = {
     out: { type: 'string' },
     json: { type: 'boolean' },
     'no-prediction': { type: 'boolean' },
+    'replicas-from': { type: 'string' },
   },
   async run(values) {
     const spec = values.trace as string | undefined;
     if (!spec) throw new UsageError('simulate: --trace is required (a file, builtin:NAME or builtin:all)');
     const policies = parsePolicies(values.policy as string | undefined);
     const seed = parseSeed(values.seed as string | undefined);
-    const traces = loadTraces(spec);
+    let traces = loadTraces(spec);
+    const replicasFrom = values['replicas-from'] as string | undefined;
+    if (replicasFrom !== undefined) traces = [replayFrom(traces, spec, replicasFrom)];
     const bar = progressBar();
     const wall = performance.now();
     let results: TraceResult[];
@@ -121,7 +150,7 @@ export const simulateCommand: Command = {
       }
     }
     if (values.json) {
-      const out = spec === 'builtin:all' ? results.map(summaryJson) : summaryJson(results[0]!);
+      const out = spec.startsWith('builtin:') && BUILTIN_SUITES.has(spec.slice('builtin:'.length)) ? results.map(summaryJson) : summaryJson(results[0]!);
       process.stdout.write(`${JSON.stringify(out)}\n`);
       if (reportPath) process.stderr.write(`report: ${reportPath}\n`);
       return 0;

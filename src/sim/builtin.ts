@@ -19,6 +19,17 @@ export const BUILTIN_TRACES = [
   'diurnal', 'diurnal-noisy', 'multi-day', 'multi-day-noisy', 'ramp', 'ramp-noisy', 'flash-burst', 'cron-batch', 'noise',
 ] as const;
 
+/**
+ * Demand curves from public datacenter traces (src/sim/traces/datacenter-*.yaml, made
+ * by scripts/derive-datacenter-traces.py; sources and licences in each description).
+ * Not in `builtin:all`: 21 simulated days each would take the default job far past
+ * its time budget. `builtin:datacenter` runs them.
+ */
+export const DATACENTER_TRACES = ['datacenter-google', 'datacenter-azure', 'datacenter-alibaba'] as const;
+
+/** The suites `--trace builtin:SUITE` names: `all` is the default job. */
+export const BUILTIN_SUITES: ReadonlyMap<string, readonly string[]> = new Map<string, readonly string[]>([['all', BUILTIN_TRACES], ['datacenter', DATACENTER_TRACES]]);
+
 export type BuiltinTraceKind = 'forecastable' | 'guard';
 
 /** Which targets a built-in trace is held to (issue 24): forecastable ones, or the guards. */
@@ -39,8 +50,8 @@ function tracesDir(): string {
 }
 
 export function loadBuiltinTrace(name: string): Trace {
-  if (!(BUILTIN_TRACES as readonly string[]).includes(name)) {
-    throw new Error(`unknown built-in trace "${name}" (one of ${BUILTIN_TRACES.join(', ')}, or all)`);
+  if (![...BUILTIN_TRACES, ...DATACENTER_TRACES].includes(name as never)) {
+    throw new Error(`unknown built-in trace "${name}" (one of ${[...BUILTIN_TRACES, ...DATACENTER_TRACES].join(', ')}, or a suite: ${[...BUILTIN_SUITES.keys()].join(', ')})`);
   }
   const base = name.endsWith(NOISY_SUFFIX) ? name.slice(0, -NOISY_SUFFIX.length) : undefined;
   if (base !== undefined && (NOISY_BASES as readonly string[]).includes(base)) return noisyVariant(loadBuiltinTrace(base));

@@ -206,7 +206,8 @@ class Validator {
         this.known(o, path, ['kind', 'name', 'namespace', 'template', 'replicas', 'podLifetime']);
         return {
           ...base, kind,
-          replicas: this.schedule(o.replicas, `${path}.replicas`),
+          // Absent: 1, as a Deployment's own default (a replayed trace takes them from its series).
+          replicas: this.schedule(o.replicas ?? 1, `${path}.replicas`),
           ...(o.podLifetime !== undefined ? { podLifetime: this.distribution(o.podLifetime, `${path}.podLifetime`) } : {}),
         };
       }
@@ -238,8 +239,9 @@ class Validator {
   schedule(x: unknown, path: string): ReplicaSchedule {
     if (typeof x === 'number') return { points: [{ at: 0, replicas: this.int(x, path) }], interpolation: 'step', every: 60_000 };
     const o = this.obj(x, path);
-    this.known(o, path, ['points', 'interpolation', 'diurnal', 'noise', 'every']);
-    const points = o.points === undefined ? [] : this.arr(o.points, `${path}.points`).map((p, i) => {
+    this.known(o, path, ['points', 'series', 'interpolation', 'diurnal', 'noise', 'every']);
+    if (o.points !== undefined && o.series !== undefined) this.fail(`${path}.series`, 'give points or series, not both');
+    const points = o.series !== undefined ? this.series(o.series, `${path}.series`) : o.points === undefined ? [] : this.arr(o.points, `${path}.points`).map((p, i) => {
       const pp = this.obj(p, `${path}.points[${i}]`);
       this.known(pp, `${path}.points[${i}]`, ['at', 'replicas']);
       return { at: this.duration(pp.at, `${path}.points[${i}].at`), replicas: this.int(pp.replicas, `${path}.points[${i}].replicas`) };
@@ -272,6 +274,18 @@ class Validator {
     }
     if (points.length === 0 && !out.diurnal) this.fail(path, 'needs points or diurnal');
     return out;
+  }
+
+  /** `{step, values[, start]}`: replica counts at equal steps (a recorded series), as points. */
+  series(x: unknown, path: string): ReplicaSchedule['points'] {
+    const o = this.obj(x, path);
+    this.known(o, path, ['start', 'step', 'values']);
+    const start = o.start === undefined ? 0 : this.duration(o.start, `${path}.start`);
+    const step = this.duration(o.step, `${path}.step`);
+    if (step <= 0) this.fail(`${path}.step`, 'must be positive');
+    const values = this.arr(o.values, `${path}.values`);
+    if (values.length === 0) this.fail(`${path}.values`, 'must list at least one replica count');
+    return values.map((v, i) => ({ at: start + i * step, replicas: this.int(v, `${path}.values[${i}]`) }));
   }
 
   template(x: unknown, path: string): V1PodTemplateSpec {

@@ -90,15 +90,19 @@ function pointsAt(s: ReplicaSchedule, t: number): number {
   const p = s.points;
   if (p.length === 0) return 0;
   if (t <= p[0]!.at) return p[0]!.replicas;
-  for (let i = 1; i < p.length; i++) {
-    const b = p[i]!;
-    if (t < b.at) {
-      const a = p[i - 1]!;
-      if (s.interpolation === 'step' || b.at === a.at) return a.replicas;
-      return a.replicas + ((b.replicas - a.replicas) * (t - a.at)) / (b.at - a.at);
-    }
+  if (t >= p[p.length - 1]!.at) return p[p.length - 1]!.replicas;
+  // The first point after t (binary search: recorded series have thousands of points).
+  let lo = 1;
+  let hi = p.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (p[mid]!.at > t) hi = mid;
+    else lo = mid + 1;
   }
-  return p[p.length - 1]!.replicas;
+  const a = p[lo - 1]!;
+  const b = p[lo]!;
+  if (s.interpolation === 'step' || b.at === a.at) return a.replicas;
+  return a.replicas + ((b.replicas - a.replicas) * (t - a.at)) / (b.at - a.at);
 }
 
 function podObject(

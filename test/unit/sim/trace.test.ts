@@ -1,9 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the cases mutate free-form YAML data */
 import { expect } from 'chai';
 import { stringify } from 'yaml';
-import { BUILTIN_TRACES, loadBuiltinTrace } from '../../../src/sim/builtin.js';
+import { BUILTIN_TRACES, DATACENTER_TRACES, loadBuiltinTrace } from '../../../src/sim/builtin.js';
 import { TraceError } from '../../../src/sim/trace.js';
 import { parseTrace } from '../../../src/sim/trace-parse.js';
+import { replicaSteps } from '../../../src/sim/workloads.js';
 
 /** A minimal valid trace as plain data, for mutation by each case. */
 function base(): Record<string, any> {
@@ -56,7 +57,7 @@ function error(mutate: (t: Record<string, any>) => void): string {
 
 describe('sim trace parsing', () => {
   it('parses every built-in trace', () => {
-    for (const name of BUILTIN_TRACES) {
+    for (const name of [...BUILTIN_TRACES, ...DATACENTER_TRACES]) {
       const t = loadBuiltinTrace(name);
       expect(t.name).to.equal(name);
       expect(t.workloads.length).to.be.greaterThan(0);
@@ -73,7 +74,43 @@ describe('sim trace parsing', () => {
     expect(w.kind === 'Deployment' && w.replicas.interpolation).to.equal('linear');
   });
 
+  it('reads a recorded series as points at equal steps, joined as the interpolation says', () => {
+    const t = base();
+    t.workloads[0].replicas = { series: { start: '10m', step: '5m', values: [10, 20, 5] }, every: '1m' };
+    const w = parseTrace(stringify(t)).workloads[0]!;
+    if (w.kind !== 'Deployment') throw new Error('expected a Deployment');
+    expect(w.replicas.points).to.deep.equal([{ at: 600_000, replicas: 10 }, { at: 900_000, replicas: 20 }, { at: 1_200_000, replicas: 5 }]);
+    const at = (steps: [number, number][], ms: number) => steps.filter(([s]) => s <= ms).at(-1)![1];
+    const linear = replicaSteps(w.replicas, 3_600_000, 1, 's');
+    // Before the first value it holds; linear in between (16 at 13m, 17 at 16m); after the last it holds.
+    expect([0, 600_000, 660_000, 780_000, 900_000, 960_000, 1_200_000, 3_000_000].map((ms) => at(linear, ms))).to.deep.equal([10, 10, 12, 16, 20, 17, 5, 5]);
+    const step = replicaSteps({ ...w.replicas, interpolation: 'step' }, 3_600_000, 1, 's');
+    expect([660_000, 899_000, 900_000, 1_199_000, 1_200_000].map((ms) => at(step, ms))).to.deep.equal([10, 10, 20, 20, 5]);
+  });
+
+  it('finds the same replicas at every step of a long series as a scan would (binary search)', () => {
+    const values = Array.from({ length: 2000 }, (_, i) => (i * 7919) % 500);
+    const t = base();
+    t.duration = '7d';
+    t.workloads[0].replicas = { series: { step: '5m', values }, every: '1m' };
+    const w = parseTrace(stringify(t)).workloads[0]!;
+    if (w.kind !== 'Deployment') throw new Error('expected a Deployment');
+    const steps = replicaSteps(w.replicas, 7 * 86_400_000, 1, 's');
+    let k = 0;
+    for (let ms = 0; ms < 7 * 86_400_000; ms += 60_000) {
+      while (k + 1 < steps.length && steps[k + 1]![0] <= ms) k++;
+      const i = Math.min(values.length - 1, Math.floor(ms / 300_000));
+      const next = values[Math.min(values.length - 1, i + 1)]!;
+      const frac = i === values.length - 1 ? 0 : (ms - i * 300_000) / 300_000;
+      expect(steps[k]![1], `at ${ms} ms`).to.equal(Math.round(values[i]! + (next - values[i]!) * frac));
+    }
+  });
+
   const cases: [string, (t: Record<string, any>) => void, RegExp][] = [
+    ['points and series', (t) => { t.workloads[0].replicas.series = { step: '1m', values: [1] }; }, /workloads\[0\]\.replicas\.series: give points or series, not both/],
+    ['empty series', (t) => { t.workloads[0].replicas = { series: { step: '1m', values: [] } }; }, /workloads\[0\]\.replicas\.series\.values: must list at least one replica count/],
+    ['bad series value', (t) => { t.workloads[0].replicas = { series: { step: '1m', values: [1, -2] } }; }, /workloads\[0\]\.replicas\.series\.values\[1\]: must be an integer >= 0/],
+    ['zero series step', (t) => { t.workloads[0].replicas = { series: { step: '0s', values: [1] } }; }, /workloads\[0\]\.replicas\.series\.step: must be positive/],
     ['broken YAML', () => {}, /invalid YAML/],
     ['bad duration', (t) => { t.duration = '5q'; }, /^trace "t": duration: invalid duration "5q"/],
     ['unknown top-level field', (t) => { t.workload = []; }, /^trace "t": workload: unknown field/],
