@@ -27,12 +27,12 @@ import { type DemandProcess, HPA_SYNC_MS, dayOf, replicaSeries, seededHistory } 
  * pending pod-seconds, from each pod's creation to its PodScheduled time.
  *
  * The target is issue 24's (prediction on <= 30% of off). It is NOT met when this test
- * landed, and the assertion was left as the issue sets it: on main at 8541b2f the ratio
- * was 1.003 and 1.008 (two runs), and 0.993 on the `predict` work in progress 4fc32ff.
- * The forecast follows the rise one sync behind (the seasonal profiles have 10-minute
- * slots; this rise takes 2) and nothing is held ahead of it, so 27 of 28 pods wait a
- * boot with prediction on as without it. This test fails until the predictor turns
- * its forecast into capacity before such a rise.
+ * landed, and the assertion was left as the issue sets it: on main the ratio was 1.003,
+ * 1.008 and 0.761 (three runs), and 0.993 on the `predict` work in progress 4fc32ff.
+ * Where the episode falls in the seasonal profiles' 10-minute UTC slots decides whether
+ * a rise is forecast at all (this rise takes 2 minutes); when it is (0.761), capacity
+ * is held only after the 2-minute sustain, half-way up. This test fails until the
+ * predictor turns its forecast into capacity before such a rise.
  */
 
 const DEMAND: DemandProcess = {
