@@ -46,6 +46,13 @@ export interface ClusterCacheOptions {
 type Kind = keyof ClusterObjects;
 
 const NODE_GROUP_PLURALS = ['machinedeployments', 'machinesets', 'machinepools'] as const;
+const DRA_GROUP = 'resource.k8s.io';
+const DRA_VERSION = 'v1';
+/** DRA kinds, their plurals, and whether they are namespaced (then scoped like pods). */
+const DRA_RESOURCES: ReadonlyArray<[Kind, string, boolean]> = [
+  ['resourceClaims', 'resourceclaims', true], ['resourceClaimTemplates', 'resourceclaimtemplates', true],
+  ['deviceClasses', 'deviceclasses', false], ['resourceSlices', 'resourceslices', false],
+];
 
 /** `group/kind` of the infrastructure reference in a node group's spec.template.spec, if any. */
 function infrastructureGroupKind(o: KubernetesObject): { group: string; kind: string } | undefined {
@@ -105,6 +112,14 @@ export class ClusterCache implements ClusterStateSource {
     add('persistentVolumes', workload, { group: '', version: 'v1', plural: 'persistentvolumes' });
     add('persistentVolumeClaims', workload, { group: '', version: 'v1', plural: 'persistentvolumeclaims', ...podNs });
     add('storageClasses', workload, { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses' });
+    // DRA (resource.k8s.io/v1, served by default since 1.34): what pods' claims ask for and
+    // what nodes publish. Required where served: a plan without them would put GPU pods
+    // on nodes without GPUs.
+    if (await discoverResourceVersion(workload, DRA_GROUP, 'resourceslices', [DRA_VERSION])) {
+      for (const [kind, plural, namespaced] of DRA_RESOURCES) add(kind, workload, { group: DRA_GROUP, version: DRA_VERSION, plural, ...(namespaced ? podNs : {}) });
+    } else {
+      this.absent.push(`resourceslices.${DRA_GROUP}/${DRA_VERSION}`);
+    }
     for (const plural of NODE_GROUP_PLURALS) {
       add('nodeGroups', management, { group: CAPI_GROUP, version: this.capiVersion, plural, ...(capiNs ? { namespace: capiNs } : {}) }, groupFilter);
     }

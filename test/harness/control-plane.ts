@@ -34,7 +34,8 @@
  *    and test/fixtures/crds/*.yaml, all Established.
  *  - kube-scheduler "default-scheduler" (no leader election).
  *  - kube-controller-manager with DEFAULT_CONTROLLERS (deployments, replicasets, GC,
- *    namespaces, PDB status, daemonsets, statefulsets, jobs, cronjobs, serviceaccounts, pod GC). NOT
+ *    namespaces, PDB status, daemonsets, statefulsets, jobs, cronjobs, serviceaccounts, pod GC,
+ *    DRA resourceclaims). NOT
  *    node-lifecycle: nothing taints or evicts from NotReady nodes.
  *  - kwok, managing only Nodes annotated `kwok.x-k8s.io/node: fake`: it makes them
  *    Ready, makes pods bound to them Running (with a pod IP) and finalizes their
@@ -121,6 +122,8 @@ export const DEFAULT_CONTROLLERS: readonly string[] = [
   'cronjob-controller',
   'serviceaccount-controller',
   'pod-garbage-collector-controller',
+  // DRA: makes a pod's ResourceClaims from its ResourceClaimTemplates (and removes them).
+  'resourceclaim-controller',
 ];
 
 export interface ControlPlaneOptions {

@@ -196,6 +196,11 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       // Prediction: its signals, and the model's ConfigMaps by name (ADR 0092).
       { verb: 'watch', group: 'batch', resource: 'cronjobs' },
       { verb: 'list', group: 'autoscaling', resource: 'horizontalpodautoscalers' },
+      // DRA, read only (ADR 0142).
+      { verb: 'watch', group: 'resource.k8s.io', resource: 'resourceclaims', namespace: 'default' },
+      { verb: 'list', group: 'resource.k8s.io', resource: 'resourceclaimtemplates' },
+      { verb: 'watch', group: 'resource.k8s.io', resource: 'deviceclasses' },
+      { verb: 'list', group: 'resource.k8s.io', resource: 'resourceslices' },
       { verb: 'create', resource: 'configmaps', namespace: ns },
       { verb: 'update', resource: 'configmaps', namespace: ns, name: `${fullname}-prediction` },
       { verb: 'get', resource: 'configmaps', namespace: ns, name: `${fullname}-prediction-b-7` },
@@ -227,6 +232,11 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'list', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
       { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
       { verb: 'impersonate', resource: 'serviceaccounts', namespace: ns },
+      // kube-scheduler allocates claims and drivers publish slices: Headroom writes neither.
+      { verb: 'update', group: 'resource.k8s.io', resource: 'resourceclaims', subresource: 'status', namespace: 'default' },
+      { verb: 'create', group: 'resource.k8s.io', resource: 'resourceclaims', namespace: 'default' },
+      { verb: 'create', group: 'resource.k8s.io', resource: 'resourceslices' },
+      { verb: 'delete', group: 'resource.k8s.io', resource: 'deviceclasses' },
     ];
     const wrong: string[] = [];
     for (const a of allowed) if (!(await can(a))) wrong.push(`denied but needed: ${JSON.stringify(a)}`);

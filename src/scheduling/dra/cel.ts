@@ -119,8 +119,12 @@ export interface CompiledSelector {
   evaluate(device: Device): SelectorVerdict;
 }
 
-/** Errors that mean "Headroom's CEL environment lacks this", not "the device does not fit". */
-const UNSUPPORTED = /^(unbound function|found no matching overload|unsupported)/;
+/**
+ * Errors that mean "Headroom's CEL environment lacks this", not "the device does not fit".
+ * An unresolved attribute is a name kube-apiserver's environment has and ours lacks (a
+ * library namespace such as `sets.`): the API server rejects selectors naming anything else.
+ */
+const UNSUPPORTED = /^(unbound function|found no matching overload|unresolved attribute|unsupported)/;
 
 /** Why Headroom cannot model an expression, or undefined; see compileSelector. */
 export class UnmodelableSelector extends Error {}

@@ -47,6 +47,9 @@ describe('DRA CEL selectors (@bufbuild/cel)', () => {
 
   it('marks what Headroom lacks as unsupported, and a parse error as unmodellable', () => {
     expect(on('device.attributes["gpu.example.com"].model.frobnicate()')).to.have.property('error').that.matches(/^unsupported: /);
+    // Kubernetes' libraries Headroom lacks (kube-apiserver accepts these).
+    expect(on('isIP("10.0.0.1")')).to.have.property('error').that.matches(/^unsupported: /);
+    expect(on('sets.contains(["a"], ["a"])')).to.have.property('error').that.matches(/^unsupported: /);
     expect(() => compileSelector('device.driver ==')).to.throw(UnmodelableSelector);
     expect(on('device.driver')).to.have.property('error').that.matches(/not a bool/);
   });
