@@ -23,6 +23,8 @@ export const LABELS_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}labels`;
 export const TAINTS_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}taints`;
 /** With gpu-count: the DRA driver whose devices a new node publishes (no extended resource unless gpu-type is set, as CA does). */
 export const DRA_DRIVER_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}dra-driver`;
+/** `driver=count,...`: CSI volumes a new node attaches per driver (CA's clusterapi provider). */
+export const CSI_DRIVER_ANNOTATION = `${CAPACITY_ANNOTATION_PREFIX}csi-driver`;
 /** Ours: a decimal price per node-hour. */
 export const PRICE_ANNOTATION = 'headroom.dev/price';
 

@@ -18,6 +18,7 @@ import { DEFAULT_EXPENDABLE_PODS_PRIORITY_CUTOFF } from '../scheduling/expendabl
 import { inFlightNodes } from './in-flight-nodes.js';
 import { podsCounted, sortPending } from './left-alone.js';
 import { namespaceLabels } from './namespace-labels.js';
+import { applyCsiLimits } from './csi-snapshot.js';
 import { applyDra } from './dra-snapshot.js';
 import { buildNodeGroup, daemonSetTemplatePod, isNodeReady, learnNodeShape, type LearnedShape } from './node-group.js';
 import { mapNodesToGroups, resolveMachineSetGroup } from './node-machine-map.js';
@@ -273,21 +274,24 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   }
 
   // DRA devices: free ones per node, template ones per group, and the pods' claims.
+  const groupAnnotations = new Map(views.map((v) => [v.id, v.annotations]));
   const dra = applyDra(objects, {
     nodes, groups, pendingPods,
-    groupAnnotations: new Map(views.map((v) => [v.id, v.annotations])),
+    groupAnnotations,
     readyNodesOfGroup: new Map(groups.map((g) => [g.id, (map.nodesOfGroup.get(g.id) ?? []).filter((n) => readyNodes.has(n))])),
   }, report);
-  const draNodes = dra.nodes;
+  // CSI attach limits: per node from its CSINode, per group from the csi-driver annotation.
+  const csi = applyCsiLimits(objects, { nodes: dra.nodes, groups: dra.groups, pendingPods: dra.pendingPods, groupAnnotations }, report);
+  const draNodes = csi.nodes;
 
   // Ownership and in-flight capacity of managed groups.
-  const inFlight = inFlightNodes(dra.groups, map, new Map(draNodes.map((n) => [n.name, n])), goingAway);
+  const inFlight = inFlightNodes(csi.groups, map, new Map(draNodes.map((n) => [n.name, n])), goingAway);
   const allNodes = inFlight.length ? [...draNodes, ...inFlight] : draNodes;
 
   return {
-    groups: dra.groups,
+    groups: csi.groups,
     nodes: allNodes,
-    pendingPods: dra.pendingPods,
+    pendingPods: csi.pendingPods,
     ...(dra.dra ? { dra: dra.dra } : {}),
     volumes: volumeTopology({
       persistentVolumes: objects.persistentVolumes.filter(valid),
@@ -295,7 +299,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       storageClasses: objects.storageClasses.filter(valid),
     }, ephemeralClaims as EphemeralClaim[]),
     namespaceLabels: namespaceLabels(objects.namespaces.filter(valid), podNamespaces),
-    limits: poolLimits(pools, dra.groups, allNodes),
+    limits: poolLimits(pools, csi.groups, allNodes),
     disruption: Object.fromEntries(pools.map((p) => [p.name, p.disruption])),
     templates: poolTemplates(pools),
     ...(sorted.leftAlone.length ? { leftAlone: sorted.leftAlone } : {}),

@@ -46,6 +46,7 @@ const CORE: Record<string, Bucket> = {
   'autoscaling/v2/HorizontalPodAutoscaler': 'horizontalPodAutoscalers',
   'policy/v1/PodDisruptionBudget': 'podDisruptionBudgets',
   'storage.k8s.io/v1/StorageClass': 'storageClasses',
+  'storage.k8s.io/v1/CSINode': 'csiNodes',
 };
 
 /** Kinds of these API groups are accepted in any version; the typed views validate the version. */

@@ -62,6 +62,8 @@ export interface ClusterObjects {
   resourceClaimTemplates?: KubernetesObject[];
   deviceClasses?: KubernetesObject[];
   resourceSlices?: KubernetesObject[];
+  /** storage.k8s.io/v1 CSINodes: each node's CSI attach limits per driver. Absent when not watched. */
+  csiNodes?: KubernetesObject[];
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ClusterSnapshot, SnapshotNode } from './snapshot.js';
 /** The lists buildSnapshot reads. */
 const SNAPSHOT_INPUTS = [
   'pods', 'nodes', 'daemonSets', 'persistentVolumes', 'persistentVolumeClaims', 'storageClasses', 'nodeGroups', 'machines',
-  'nodePools', 'namespaces', 'infrastructureTemplates', 'resourceClaims', 'resourceClaimTemplates', 'deviceClasses', 'resourceSlices',
+  'nodePools', 'namespaces', 'infrastructureTemplates', 'resourceClaims', 'resourceClaimTemplates', 'deviceClasses', 'resourceSlices', 'csiNodes',
 ] as const satisfies ReadonlyArray<keyof ClusterObjects>;
 const NONE: readonly KubernetesObject[] = [];
 const sameElements = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -112,6 +112,8 @@ export class ClusterCache implements ClusterStateSource {
     add('persistentVolumes', workload, { group: '', version: 'v1', plural: 'persistentvolumes' });
     add('persistentVolumeClaims', workload, { group: '', version: 'v1', plural: 'persistentvolumeclaims', ...podNs });
     add('storageClasses', workload, { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses' });
+    // Each node's CSI attach limits (kubelet keeps one CSINode per node).
+    add('csiNodes', workload, { group: 'storage.k8s.io', version: 'v1', plural: 'csinodes' });
     // DRA (resource.k8s.io/v1, served by default since 1.34): what pods' claims ask for and
     // what nodes publish. Required where served: a plan without them would put GPU pods
     // on nodes without GPUs.

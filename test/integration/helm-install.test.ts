@@ -196,6 +196,8 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       // Prediction: its signals, and the model's ConfigMaps by name (ADR 0092).
       { verb: 'watch', group: 'batch', resource: 'cronjobs' },
       { verb: 'list', group: 'autoscaling', resource: 'horizontalpodautoscalers' },
+      // CSI attach limits.
+      { verb: 'watch', group: 'storage.k8s.io', resource: 'csinodes' },
       // DRA, read only (ADR 0142).
       { verb: 'watch', group: 'resource.k8s.io', resource: 'resourceclaims', namespace: 'default' },
       { verb: 'list', group: 'resource.k8s.io', resource: 'resourceclaimtemplates' },
@@ -237,6 +239,7 @@ describe('helm install of charts/headroom on a real kube-apiserver', function ()
       { verb: 'create', group: 'resource.k8s.io', resource: 'resourceclaims', namespace: 'default' },
       { verb: 'create', group: 'resource.k8s.io', resource: 'resourceslices' },
       { verb: 'delete', group: 'resource.k8s.io', resource: 'deviceclasses' },
+      { verb: 'update', group: 'storage.k8s.io', resource: 'csinodes' },
     ];
     const wrong: string[] = [];
     for (const a of allowed) if (!(await can(a))) wrong.push(`denied but needed: ${JSON.stringify(a)}`);

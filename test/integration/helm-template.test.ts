@@ -46,6 +46,9 @@ const CLUSTER_GRANTS = [
     `apps/daemonsets:${v}`,
     `policy/poddisruptionbudgets:${v}`,
     `storage.k8s.io/storageclasses:${v}`,
+    `storage.k8s.io/csinodes:${v}`,
+    // DRA (ADR 0142): read only.
+    ...['resourceclaims', 'resourceclaimtemplates', 'deviceclasses', 'resourceslices'].map((r) => `resource.k8s.io/${r}:${v}`),
     `autoscaling.x-k8s.io/capacitybuffers:${v}`,
     `autoscaling.x-k8s.io/provisioningrequests:${v}`,
     `headroom.dev/nodepools:${v}`,
