@@ -1,6 +1,9 @@
 import type { V1LabelSelector, V1Taint } from '@kubernetes/client-node';
 import { matchesLabelSelector, matchesNodeSelectorRequirement } from '../scheduling/label-selector.js';
 import { parseInteger, parseMilliCpu } from '../scheduling/quantity.js';
+import {
+  DEFAULT_BUDGETS, DEFAULT_CONSOLIDATE_AFTER_MS, DEFAULT_CONSOLIDATION_POLICY, DEFAULT_EXPIRE_AFTER_MS,
+} from './disruption-defaults.js';
 
 /**
  * headroom.dev/v1alpha1 NodePool: which CAPI node groups Headroom may scale (or
@@ -128,14 +131,8 @@ export class NodePoolError extends Error {
   }
 }
 
-/**
- * consolidateAfter when a NodePool does not set it: 30 s, the same default as the CRD
- * (charts/headroom/crds/headroom.dev_nodepools.yaml), which the apiserver fills in.
- * Karpenter's 0 s would race kube-scheduler binding pods to a node that just came up
- * or just had its pods replaced (ADR 0080).
- */
-export const DEFAULT_CONSOLIDATE_AFTER_MS = 30_000;
-const DEFAULT_EXPIRE_AFTER_MS = 720 * 3600_000;
+/** The one set of defaults (disruption-defaults.ts), re-exported for the callers that read it from here. */
+export { DEFAULT_CONSOLIDATE_AFTER_MS };
 const DURATION_PART = /([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g;
 const DURATION = /^([0-9]+(?:\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3600_000 };
@@ -216,7 +213,7 @@ function parseLimits(v: unknown, fail: (m: string) => never): NodePoolLimits {
 function parseDisruption(v: unknown, fail: (m: string) => never): NodePoolDisruption {
   const d = v === undefined ? {} : v;
   if (!isRecord(d)) return fail('disruption must be an object');
-  const policy = d.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
+  const policy = d.consolidationPolicy ?? DEFAULT_CONSOLIDATION_POLICY;
   if (policy !== 'WhenEmpty' && policy !== 'WhenEmptyOrUnderutilized') {
     fail('disruption.consolidationPolicy must be WhenEmpty or WhenEmptyOrUnderutilized');
   }
@@ -230,7 +227,7 @@ function parseDisruption(v: unknown, fail: (m: string) => never): NodePoolDisrup
       return fail(`disruption.${field}: ${(err as Error).message}`);
     }
   };
-  const rawBudgets = d.budgets ?? [{ nodes: '10%' }];
+  const rawBudgets = d.budgets ?? DEFAULT_BUDGETS;
   if (!Array.isArray(rawBudgets)) fail('disruption.budgets must be a list');
   const budgets = (rawBudgets as unknown[]).map((b, i): DisruptionBudget => {
     if (!isRecord(b) || typeof b.nodes !== 'string' || !BUDGET_NODES.test(b.nodes)) {

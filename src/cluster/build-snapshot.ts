@@ -39,6 +39,8 @@ export interface SnapshotIssue {
   message: string;
   /** The object it is about, when one is (log lines carry its kind, namespace and name). */
   object?: LogSubject;
+  /** CamelCase reason of the Warning Event the controller writes on the object; default by severity. */
+  reason?: string;
 }
 
 function subjectOf(err: ObjectValidationError | NodePoolError): LogSubject {
@@ -260,10 +262,15 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
         if (sn) ready.push(sn);
       }
       const learned: LearnedShape | undefined = steps.learnShape(view.id, ready);
-      const g = buildNodeGroup({ view, bounds, capacity, learned, daemonSetPods: dsPods, pools });
+      const g = buildNodeGroup({ view, bounds, capacity, learned, daemonSetPods: dsPods, pools, poolObjects: objects.nodePools.length });
+      if (g && 'held' in g) {
+        report({ severity: 'warning', reason: 'NotScaled', object: { kind: view.kind, namespace: view.namespace, name: view.name }, message: `${view.kind} ${view.namespace}/${view.name}: ${g.held}` });
+        return undefined;
+      }
       if (!g) {
         report({
           severity: 'warning',
+          reason: 'NotScaled',
           object: { kind: view.kind, namespace: view.namespace, name: view.name },
           message: `${view.kind} ${view.namespace}/${view.name}: node shape unknown: set the capacity.cluster-autoscaler.kubernetes.io/cpu and memory annotations (no Ready nodes to learn from); not planned on`,
         });

@@ -4,7 +4,7 @@ import {
 } from '../api/capacity-annotations.js';
 import type { NodeGroupView } from '../api/capi.js';
 import { nodeSyncedLabels } from '../api/capi-node-labels.js';
-import { nodePoolForGroup, type NodePool } from '../api/nodepool.js';
+import type { NodePool } from '../api/nodepool.js';
 import { poolsForCluster } from '../api/nodepool-cluster-ref.js';
 import { derivedPricePerHour } from '../api/price.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
@@ -12,6 +12,7 @@ import { toSchedulingPod } from '../scheduling/pod-demand.js';
 import { addInto, type Resources } from '../scheduling/resources.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { untoleratedTaint } from '../scheduling/taints.js';
+import { admitGroup } from './pool-admission.js';
 import type { NodeGroup, NodeTemplate } from './snapshot.js';
 
 /**
@@ -133,11 +134,22 @@ export interface NodeGroupInput {
   learned?: LearnedShape;
   /** Template pods of all DaemonSets (daemonSetTemplatePod). */
   daemonSetPods: readonly SchedulingPod[];
+  /** The valid NodePools. */
   pools: readonly NodePool[];
+  /** How many NodePool objects there are, valid or not (pool-admission.ts); default pools.length. */
+  poolObjects?: number;
 }
 
-/** The solver's NodeGroup, or undefined when the group's shape is unknown. Throws ObjectValidationError. */
-export function buildNodeGroup(input: NodeGroupInput): NodeGroup | undefined {
+/** A group no NodePool admits while some NodePool exists: not scaled (pool-admission.ts), with why. */
+export interface HeldGroup {
+  held: string;
+}
+
+/**
+ * The solver's NodeGroup; a HeldGroup when NodePools exist and none admits it;
+ * undefined when the group's shape is unknown. Throws ObjectValidationError.
+ */
+export function buildNodeGroup(input: NodeGroupInput): NodeGroup | HeldGroup | undefined {
   const { view, bounds, capacity } = input;
   const template = buildNodeTemplate(view, capacity, input.learned);
   if (!template) return undefined;
@@ -147,7 +159,12 @@ export function buildNodeGroup(input: NodeGroupInput): NodeGroup | undefined {
   const dsPods = daemonSetPodsFor(template, input.daemonSetPods);
   const daemonSetOverhead: Resources = {};
   for (const p of dsPods) addInto(daemonSetOverhead, p.requests);
-  const pool = nodePoolForGroup(poolsForCluster(input.pools, view.namespace, view.clusterName), view.labels, template.labels);
+  // Pools of other Clusters (spec.clusterRef) neither admit nor hold this group; invalid pools count (ADR 0138).
+  const pools = poolsForCluster(input.pools, view.namespace, view.clusterName);
+  const poolObjects = (input.poolObjects ?? input.pools.length) - (input.pools.length - pools.length);
+  const admission = admitGroup(pools, poolObjects, view.labels, template.labels);
+  if (admission.held !== undefined) return { held: admission.held };
+  const pool = admission.pool;
   const group: NodeGroup = {
     id: view.id,
     kind: view.kind,

@@ -34,6 +34,7 @@ import { LeaderElector } from './leader-election.js';
 import { registerControllerMetrics, type ControllerMetrics } from './metrics.js';
 import { MeteredActuator } from '../capi/metered-actuator.js';
 import { NodePoolStatusWriter } from './nodepool-status.js';
+import { SnapshotIssueEvents } from './snapshot-issue-events.js';
 import { WorkloadNodePoolWarnings } from './workload-nodepools.js';
 import { ConfigMapStateStore } from './model-store.js';
 import { PodLatencyTracker } from './pod-latency.js';
@@ -263,6 +264,12 @@ export class Controller {
       }
       : source);
     const snapshots = this.snapshots;
+    // What the snapshot rejects or does not scale is also said on the object.
+    const issueEvents = new SnapshotIssueEvents({
+      capiVersion: this.cache.capiVersion!,
+      management: new EventRecorder(this.managementClient.fenced(term), this.onEventError),
+      workload: new EventRecorder(this.workloadClient.fenced(term), this.onEventError),
+    });
     this.provisioner = new Provisioner({
       state: this.cache, actuator, events: this.actionEvents!.fenced(term), memory: this.groupMemory!.fenced(term), clock: systemClock, snapshots,
       solve,
@@ -270,7 +277,10 @@ export class Controller {
       term,
       ready: () => this.cache.healthy(),
       log: this.log,
-      onIssue: (i) => this.log(`snapshot ${i.severity}: ${i.message}`, i.object),
+      onIssue: (i) => {
+        this.log(`snapshot ${i.severity}: ${i.message}`, i.object);
+        issueEvents.report(i);
+      },
       onCycle: (r) => {
         this.lastCycle = r;
         this.metrics?.observeCycle(r);

@@ -1,4 +1,7 @@
-import { DEFAULT_CONSOLIDATE_AFTER_MS, type DisruptionBudget, type NodePoolDisruption } from '../api/nodepool.js';
+import {
+  DEFAULT_BUDGETS, DEFAULT_CONSOLIDATE_AFTER_MS, DEFAULT_CONSOLIDATION_POLICY, DEFAULT_EXPIRE_AFTER_MS,
+} from '../api/disruption-defaults.js';
+import type { DisruptionBudget, NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterSnapshot, NodeGroup } from '../cluster/snapshot.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { budgetActive } from './budget-schedule.js';
@@ -23,12 +26,12 @@ export interface Blocked {
   why: string;
 }
 
-/** Settings for groups that belong to no NodePool: remove empty nodes after a NodePool's default consolidateAfter, never expire, 10% budget. */
+/** Settings for groups that belong to no NodePool: the same defaults as a NodePool's unset fields (api/disruption-defaults.ts). */
 export const DEFAULT_DISRUPTION: NodePoolDisruption = {
-  consolidationPolicy: 'WhenEmpty',
+  consolidationPolicy: DEFAULT_CONSOLIDATION_POLICY,
   consolidateAfterMs: DEFAULT_CONSOLIDATE_AFTER_MS,
-  expireAfterMs: null,
-  budgets: [{ nodes: '10%' }],
+  expireAfterMs: DEFAULT_EXPIRE_AFTER_MS,
+  budgets: DEFAULT_BUDGETS.map((b) => ({ ...b })),
 };
 
 /** The disruption settings of a group: its pool's, else the defaults; with its own scale-down options. */

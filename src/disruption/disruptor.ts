@@ -88,7 +88,7 @@ export interface DisruptorOptions {
    * (docs/adr/0083-consolidation.md); false turns it off. Default: score >= BALANCED_MIN_SCORE.
    */
   consolidation?: ConsolidationOptions | false;
-  /** consolidationPolicy of groups that belong to no NodePool. Default WhenEmpty. */
+  /** consolidationPolicy of groups that belong to no NodePool. Default: a NodePool's (api/disruption-defaults.ts). */
   defaultConsolidationPolicy?: NodePoolDisruption['consolidationPolicy'];
   /** A cheaper replacement not Ready after this long is given up (its old nodes kept). Default 15 min. */
   replaceTimeoutMs?: number;

@@ -87,7 +87,7 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       });
       const got = await client.get<UnstructuredObject>(`${base}/${name}`);
       expect(got.spec?.weight).to.equal(1);
-      expect((got.spec?.disruption as Record<string, unknown>).expireAfter).to.equal('720h');
+      expect((got.spec?.disruption as Record<string, unknown>).expireAfter).to.equal('Never');
       const parsed = parseNodePool(got);
       expect(parsed.limits).to.deep.equal({ cpu: 64_000, memory: 256 * 2 ** 30, nodes: 10 });
       expect(parsed.disruption.consolidateAfterMs).to.equal(300_000);

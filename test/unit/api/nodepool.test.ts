@@ -34,7 +34,7 @@ describe('NodePool parsing', () => {
     expect(p.weight).to.equal(1);
     expect(p.limits).to.deep.equal({});
     expect(p.disruption).to.deep.equal({
-      consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfterMs: 30_000, expireAfterMs: 720 * 3600_000,
+      consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfterMs: 30_000, expireAfterMs: null,
       budgets: [{ nodes: '10%' }],
     });
   });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { V1DaemonSet } from '@kubernetes/client-node';
+import type { NodeGroup } from '../../../src/cluster/snapshot.js';
 import { parseCapacityAnnotations, parseScalingBounds } from '../../../src/api/capacity-annotations.js';
 import { parseNodeGroupObject } from '../../../src/api/capi.js';
 import {
@@ -107,7 +108,7 @@ describe('node groups', () => {
       ds('affinity', { tolerations: [{ operator: 'Exists' }], affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] }] } } } }, '30m'),
     ].map(daemonSetTemplatePod);
     expect(daemonSetPodsFor(template, pods).map((p) => p.name)).to.deep.equal(['everywhere-template', 'gpu-only-template']);
-    const g = buildNodeGroup({ view: v, bounds: parseScalingBounds(v)!, capacity: parseCapacityAnnotations(v), daemonSetPods: pods, pools: [] })!;
+    const g = buildNodeGroup({ view: v, bounds: parseScalingBounds(v)!, capacity: parseCapacityAnnotations(v), daemonSetPods: pods, pools: [] }) as NodeGroup;
     expect(g.daemonSetOverhead).to.deep.equal({ cpu: 150, memory: 200 * 2 ** 20, pods: 2 });
   });
 
@@ -120,11 +121,11 @@ describe('node groups', () => {
   it('builds the NodeGroup: price from the annotation or derived, replicas default to min, pool and weight', () => {
     const v = view({ [`${P}cpu`]: '2', [`${P}memory`]: '8Gi', 'cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size': '2' });
     const pool = { name: 'general', weight: 30, nodeGroupSelector: { matchLabels: { pool: 'general' } }, requirements: [], limits: {}, disruption: { consolidationPolicy: 'WhenEmpty' as const, consolidateAfterMs: 0, expireAfterMs: null, budgets: [] } };
-    const g = buildNodeGroup({ view: v, bounds: parseScalingBounds(v)!, capacity: parseCapacityAnnotations(v), daemonSetPods: [], pools: [pool] })!;
+    const g = buildNodeGroup({ view: v, bounds: parseScalingBounds(v)!, capacity: parseCapacityAnnotations(v), daemonSetPods: [], pools: [pool] }) as NodeGroup;
     expect(g).to.include({ id: 'MachineDeployment/default/g', minSize: 2, maxSize: 5, replicas: 2, capacityType: 'on-demand', nodePool: 'general', weight: 30, clusterName: 'c' });
     expect(g.pricePerHour).to.be.closeTo(2 * 0.0316 + 8 * 0.0042, 1e-6);
     const priced = view({ [`${P}cpu`]: '2', [`${P}memory`]: '8Gi', 'headroom.dev/price': '0.5', [`${P}labels`]: 'karpenter.sh/capacity-type=spot' });
-    const g2 = buildNodeGroup({ view: priced, bounds: parseScalingBounds(priced)!, capacity: parseCapacityAnnotations(priced), daemonSetPods: [], pools: [pool] })!;
+    const g2 = buildNodeGroup({ view: priced, bounds: parseScalingBounds(priced)!, capacity: parseCapacityAnnotations(priced), daemonSetPods: [], pools: [pool] }) as NodeGroup;
     expect(g2.pricePerHour).to.equal(0.5);
     expect(g2.capacityType).to.equal('spot');
     expect(g2.replicas).to.equal(0);

@@ -460,6 +460,26 @@ describe('Disruptor', () => {
     });
   });
 
+  describe('groups in no NodePool get the one set of defaults (issue 25, item 3)', () => {
+    /** md's 3 nodes each run one 1-cpu ReplicaSet pod (25% of 4 cpu): underutilised, none empty. */
+    const underused = (threshold: string) => {
+      const objs = cluster();
+      objs.nodeGroups[0]!.metadata!.annotations!['cluster.x-k8s.io/autoscaling-options-scaledownutilizationthreshold'] = threshold;
+      objs.pods = [bound('web', 'n-0', 'ReplicaSet'), bound('api', 'n-1', 'ReplicaSet'), bound('job', 'n-2', 'ReplicaSet')];
+      return objs;
+    };
+    it("consolidates an underutilised node (WhenEmptyOrUnderutilized), and CA's scaledownutilizationthreshold decides which count", async () => {
+      for (const [threshold, removed] of [['0.5', 1], ['0.2', 0]] as const) {
+        const { d, clock, actuator } = disruptor(underused(threshold), new RecordingActuator(), { consolidationDelayAfterAddMs: 0 });
+        for (let i = 0; i < 6; i++) {
+          await clock.advance(10_000);
+          await d.pass();
+        }
+        expect(actuator.deletes, `threshold ${threshold}`).to.have.length(removed);
+      }
+    });
+  });
+
   describe('consolidateAfter default (issue 10, defect 15)', () => {
     it('a NodePool as the apiserver stores it (CRD defaults filled in) keeps an empty node for 30 s', async () => {
       const crd = parseYaml(readFileSync('charts/headroom/crds/headroom.dev_nodepools.yaml', 'utf8')) as {

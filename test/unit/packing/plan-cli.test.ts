@@ -110,6 +110,27 @@ describe('headroom plan', function () {
     expect(r.stdout).to.contain('Added cost: 0.2000 per hour');
   });
 
+  it('a stricter NodePool never scales more: a requirement the group fails holds it at 0 (issue 25, ADR 0138)', async () => {
+    const group = [
+      'apiVersion: cluster.x-k8s.io/v1beta2', 'kind: MachineDeployment', 'metadata:', '  name: workers-m', '  namespace: default', '  labels: {pool: m}', '  annotations:',
+      '    cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: "0"', '    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: "5"',
+      '    capacity.cluster-autoscaler.kubernetes.io/cpu: "2"', '    capacity.cluster-autoscaler.kubernetes.io/memory: 8Gi',
+      'spec:', '  clusterName: c', '  replicas: 0', '  template:', '    spec: {clusterName: c, bootstrap: {dataSecretName: x}, infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: t}}',
+      '---', 'apiVersion: v1', 'kind: Pod', 'metadata: {name: web, namespace: default}', 'spec:', '  containers: [{name: c, image: x, resources: {requests: {cpu: 500m, memory: 1Gi}}}]',
+    ].join('\n');
+    const pool = (requirements: string) => `---\napiVersion: headroom.dev/v1alpha1\nkind: NodePool\nmetadata: {name: m}\nspec:\n  nodeGroupSelector: {matchLabels: {pool: m}}\n  limits: {cpu: "1"}\n${requirements}`;
+    const [limited, stricter, free] = await Promise.all([
+      headroom(['plan', '-f', '-', '-o', 'json'], `${group}\n${pool('')}`),
+      headroom(['plan', '-f', '-', '-o', 'json'], `${group}\n${pool('  requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [spot]}]\n')}`),
+      headroom(['plan', '-f', '-', '-o', 'json'], group),
+    ]);
+    for (const r of [limited, stricter, free]) expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(free.stdout).scaleUps, 'no NodePool: scaled with the defaults').to.have.length(1);
+    expect(JSON.parse(limited.stdout).scaleUps, 'the pool\'s cpu limit holds it').to.deep.equal([]);
+    expect(JSON.parse(stricter.stdout).scaleUps, 'the stricter pool holds it too').to.deep.equal([]);
+    expect(stricter.stderr).to.match(/warning: MachineDeployment default\/workers-m: held, neither scaled up nor down: NodePool m selects it/);
+  });
+
   it('exits non-zero with one line naming the object and the field on bad input', async () => {
     const cases = [
       ['bad-quantity.yaml', /MachineDeployment default\/small: annotation capacity.cluster-autoscaler.kubernetes.io\/memory: invalid quantity "12Qi"/],
