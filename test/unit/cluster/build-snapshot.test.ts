@@ -280,7 +280,7 @@ spec: {nodeGroupSelector: {}, disruption: {consolidationPolicy: WhenEmpty, conso
       ['doomed', true, { namespace: 'ns', name: 'm', leaving: true }],
     ]);
     expect(s.disruption).to.deep.equal({
-      spot: { consolidationPolicy: 'WhenEmpty', consolidateAfterMs: 120_000, expireAfterMs: 720 * 3600_000, budgets: [{ nodes: '1' }] },
+      spot: { consolidationPolicy: 'WhenEmpty', consolidateAfterMs: 120_000, expireAfterMs: null, budgets: [{ nodes: '1' }] },
     });
   });
 

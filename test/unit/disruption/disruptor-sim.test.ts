@@ -30,7 +30,9 @@ interface Deletion {
 }
 
 function observed(deletions: Deletion[]): PolicyFactory {
-  const inner = headroomPolicy({ solve: (s) => solve(s) });
+  // Emptiness only: the oracle checks removed nodes had no pod. Consolidation of
+  // underutilised nodes (the default policy since issue 25) drains first, tested apart.
+  const inner = headroomPolicy({ solve: (s) => solve(s), disruption: { defaultConsolidationPolicy: 'WhenEmpty' } });
   return (ctx) => {
     const cluster = ctx.cluster;
     const deleteMachine = async (g: NodeGroupRef, m: MachineRef, reason: string) => {
