@@ -1,16 +1,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { SWEEP_PERCENTS, sweepPoint, withStaticBuffers } from '../sim/buffer-sweep.js';
 import { BUILTIN_SUITES, BUILTIN_TRACES, DATACENTER_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
 import { runParallel } from '../sim/parallel.js';
 import { parseQueryRange, replayReplicas } from '../sim/prometheus-replay.js';
 import { renderReport } from '../sim/report-html.js';
 import { POLICY_NAMES, type PolicyName, type TraceResult, summaryJson } from '../sim/result.js';
-import { PRICE_NOTE, formatPerDayTable, formatTable } from '../sim/summary-table.js';
+import { PRICE_NOTE, formatPerDayTable, formatSweepTable, formatTable } from '../sim/summary-table.js';
 import { type Trace, TraceError } from '../sim/trace.js';
 import { parseTrace } from '../sim/trace-parse.js';
 import { type Command, CliError, UsageError } from './command.js';
 
-const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic,oracle] [--seed N] [--no-prediction] [--replicas-from FILE] [--out DIR] [--json]
+const usage = `Usage: headroom simulate --trace FILE|builtin:NAME|builtin:all [--policy headroom,reactive,periodic,oracle] [--seed N] [--no-prediction] [--replicas-from FILE] [--buffer-sweep] [--out DIR] [--json]
 
 Replays a workload trace through a simulated Cluster API cluster, once per policy,
 and compares time-to-capacity and cost.
@@ -29,6 +30,9 @@ Options:
                 over kube_deployment_spec_replicas (or an HPA's desired replicas);
                 each series replaces the replicas of the trace's Deployment of the
                 same namespace and name, the trace giving pod templates and groups
+  --buffer-sweep
+                also run headroom without prediction plus a static CapacityBuffer of
+                0-20% of each Deployment, and draw headroom (as set) against that line
   --out DIR     write DIR/report.html (charts + summary; self-contained)
   --json        print the JSON summary instead of the table (an array for a suite)`;
 
@@ -116,6 +120,7 @@ export const simulateCommand: Command = {
     json: { type: 'boolean' },
     'no-prediction': { type: 'boolean' },
     'replicas-from': { type: 'string' },
+    'buffer-sweep': { type: 'boolean' },
   },
   async run(values) {
     const spec = values.trace as string | undefined;
@@ -131,6 +136,13 @@ export const simulateCommand: Command = {
     try {
       // Every trace x policy is an independent job: run them on all cores.
       results = await runParallel(traces, { seed, policies, prediction: values['no-prediction'] !== true, onProgress: (f, label) => bar.update(f, label) });
+      if (values['buffer-sweep']) {
+        const swept = traces.flatMap((t) => SWEEP_PERCENTS.map((p) => withStaticBuffers(t, p)));
+        const runs = await runParallel(swept, { seed, policies: ['headroom'], prediction: false, onProgress: (f, label) => bar.update(f, `static spare: ${label}`) });
+        results.forEach((r, i) => {
+          r.bufferSweep = SWEEP_PERCENTS.map((p, j) => sweepPoint(p, runs[i * SWEEP_PERCENTS.length + j]!.policies.headroom!));
+        });
+      }
     } catch (err) {
       bar.done();
       throw new CliError(`simulation failed: ${(err as Error).message.split('\n')[0]}`);
@@ -158,6 +170,7 @@ export const simulateCommand: Command = {
     console.log(formatTable(results));
     console.log(`\n${PRICE_NOTE}.`);
     console.log(`\nper simulated day (day 1 first):\n${formatPerDayTable(results)}`);
+    if (values['buffer-sweep']) console.log(`\nprediction against static spare (headroom without prediction + a CapacityBuffer of p% of each Deployment):\n${formatSweepTable(results)}`);
     const notes = [...new Set(results.flatMap((r) => Object.entries(r.policies).flatMap(([name, run]) => run.notes.map((n) => `${name}: ${n}`))))];
     if (notes.length) console.log(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
     console.log(`\nsimulated ${traces.length} trace(s) x ${policies.length} polic${policies.length === 1 ? 'y' : 'ies'} (seed ${seed}) in ${seconds.toFixed(1)} s`);

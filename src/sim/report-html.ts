@@ -1,6 +1,6 @@
 import { formatDuration } from './duration.js';
 import type { TraceResult } from './result.js';
-import { PRICE_NOTE, perDayRows, summaryRows } from './summary-table.js';
+import { PRICE_NOTE, perDayRows, summaryRows, sweepRows } from './summary-table.js';
 
 const COLORS: Record<string, string> = { headroom: '#1f77b4', reactive: '#ff7f0e', periodic: '#2ca02c', oracle: '#9467bd' };
 
@@ -30,6 +30,8 @@ function tickLabel(seconds: number, step: number): string {
 /** The forecast chart's two lines. */
 const ACTUAL_COLOR = '#444444';
 const FORECAST_COLOR = '#d62728';
+/** The static-spare line of `--buffer-sweep`. */
+const SWEEP_COLOR = '#7f7f7f';
 
 /**
  * A self-contained report: the summary table and the per-day table as HTML and, per trace, three charts
@@ -47,6 +49,7 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     duration: r.durationSeconds,
     ticks: timeTicks(r.durationSeconds),
     policies: Object.entries(r.policies).map(([name, run]) => ({ name, color: COLORS[name] ?? '#555', series: run.series })),
+    sweep: r.bufferSweep && r.policies.headroom ? { line: r.bufferSweep, headroom: { pendingPodSeconds: r.policies.headroom.summary.pendingPodSeconds, cost: r.policies.headroom.summary.cost } } : null,
     forecast: Object.entries(r.policies).map(([name, run]) => (run.forecast ? { policy: name, ...run.forecast } : undefined)).find((f) => f) ?? null,
   }));
   const rows = summaryRows(results);
@@ -65,6 +68,13 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     ...days.rows.map((r) => `<tr>${r.map((c, i) => `<td${i > 1 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`),
     '</tbody></table>',
   ].join('');
+  const sweep = sweepRows(results);
+  const sweepHtml = sweep.rows.length === 0 ? '' : [
+    '<h3>Prediction against static spare</h3><p>Headroom as run, against Headroom without prediction plus a static CapacityBuffer of p% of each Deployment (pending pod-s @ cost); the last column is that line\'s pending at Headroom\'s cost.</p>',
+    '<table id="buffer-sweep"><thead><tr>', ...sweep.header.map((h) => `<th>${esc(h)}</th>`), '</tr></thead><tbody>',
+    ...sweep.rows.map((r) => `<tr>${r.map((c, i) => `<td${i > 1 ? ' class="n"' : ''}>${esc(c)}</td>`).join('')}</tr>`),
+    '</tbody></table>',
+  ].join('');
   const notes = [...new Set(results.flatMap((r) => Object.entries(r.policies).flatMap(([name, run]) => run.notes.map((n) => `${name}: ${n}`))))];
   const notesHtml = notes.length ? `<p><strong>Notes:</strong></p><ul>${notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '';
   const sections = results.map((r, i) => `
@@ -76,7 +86,8 @@ export function renderReport(results: TraceResult[], generatedAt: string): strin
     <figure><figcaption>Pending pods</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="pending"></canvas></figure>
     <figure><figcaption>Nodes</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="nodes"></canvas></figure>
     <figure><figcaption>Cumulative cost</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="cost"></canvas></figure>
-${data[i]!.forecast ? `    <figure><figcaption>Workload pods (<span style="color:${ACTUAL_COLOR}">actual</span>) and ${esc(data[i]!.forecast!.policy)}'s forecast for that time (<span style="color:${FORECAST_COLOR}">upper quantile, made one horizon earlier</span>)</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="forecast"></canvas></figure>
+${data[i]!.sweep ? `    <figure><figcaption>Pending pod-s against cost: <span style="color:${SWEEP_COLOR}">static spare 0-20%, no prediction</span>, and <span style="color:${COLORS.headroom}">headroom as run</span></figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="sweep"></canvas></figure>
+` : ''}${data[i]!.forecast ? `    <figure><figcaption>Workload pods (<span style="color:${ACTUAL_COLOR}">actual</span>) and ${esc(data[i]!.forecast!.policy)}'s forecast for that time (<span style="color:${FORECAST_COLOR}">upper quantile, made one horizon earlier</span>)</figcaption><canvas class="chart" width="420" height="220" data-trace="${i}" data-metric="forecast"></canvas></figure>
 ` : ''}  </div>
 </section>`).join('\n');
   // `<` is escaped so that no string in the data can close the script element.
@@ -108,6 +119,7 @@ ${table}
 <h3>Per simulated day</h3>
 <p>Pending pod-seconds and cost of each simulated day, day 1 first (the last day may be partial): the first day, with nothing learnt yet, apart from the days after it. <code>oracle</code> reads the trace's future (capacity asked one boot time before its pods): its cost is the price of perfect foresight.</p>
 ${perDay}
+${sweepHtml}
 ${notesHtml}
 ${sections}
 <script type="application/json" id="data">${json}</script>
@@ -121,6 +133,7 @@ ${sections}
   function draw(canvas) {
     var trace = data[Number(canvas.getAttribute('data-trace'))];
     var metric = canvas.getAttribute('data-metric');
+    if (metric === 'sweep') return drawSweep(canvas, trace.sweep);
     // Lines to draw: one per policy, or actual and forecast (null = no sample: a gap).
     var lines = metric === 'forecast'
       ? [{ name: 'actual', color: '${ACTUAL_COLOR}', s: trace.forecast.actual }, { name: 'forecast', color: '${FORECAST_COLOR}', s: trace.forecast.forecast }]
@@ -169,6 +182,42 @@ ${sections}
       ctx.stroke();
       canvas.setAttribute('data-painted-' + l.name, String(countColor(ctx, W, H, l.color)));
     });
+    var img = ctx.getImageData(0, 0, W, H).data, painted = 0;
+    for (var k = 0; k < img.length; k += 4) if (img[k] < 250 || img[k + 1] < 250 || img[k + 2] < 250) painted++;
+    canvas.setAttribute('data-painted', String(painted));
+  }
+
+  // Cost on x, pending pod-s on y: the static-spare points joined in cost order, headroom a dot.
+  function drawSweep(canvas, sweep) {
+    var ctx = canvas.getContext('2d');
+    var W = canvas.width, H = canvas.height, L = 56, R = 8, T = 8, B = 24;
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(0, 0, W, H);
+    var pts = sweep.line.slice().sort(function (a, b) { return a.cost - b.cost; });
+    var all = pts.concat([sweep.headroom]);
+    var xs = all.map(function (p) { return p.cost; }), ys = all.map(function (p) { return p.pendingPodSeconds; });
+    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs), y1 = Math.max.apply(null, ys);
+    if (x1 <= x0) x1 = x0 + 1;
+    if (y1 <= 0) y1 = 1;
+    var X = function (c) { return L + (W - L - R) * (c - x0) / (x1 - x0); };
+    var Y = function (v) { return T + (H - T - B) * (1 - v / y1); };
+    ctx.strokeStyle = '#ccc'; ctx.fillStyle = '#555'; ctx.font = '10px sans-serif'; ctx.lineWidth = 1;
+    for (var g = 0; g <= 4; g++) {
+      var y = T + (H - T - B) * (1 - g / 4);
+      ctx.beginPath(); ctx.moveTo(L, y); ctx.lineTo(W - R, y); ctx.stroke();
+      ctx.fillText(String(Math.round(y1 * g / 4)), 2, y + 3);
+    }
+    ctx.fillText('cost ' + x0.toFixed(1), L, H - 8);
+    ctx.fillText(x1.toFixed(1), W - R - 30, H - 8);
+    ctx.strokeStyle = '${SWEEP_COLOR}'; ctx.fillStyle = '${SWEEP_COLOR}'; ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    pts.forEach(function (p, i) { if (i === 0) ctx.moveTo(X(p.cost), Y(p.pendingPodSeconds)); else ctx.lineTo(X(p.cost), Y(p.pendingPodSeconds)); });
+    ctx.stroke();
+    pts.forEach(function (p) { ctx.fillRect(X(p.cost) - 2, Y(p.pendingPodSeconds) - 2, 4, 4); ctx.fillText(p.percent + '%', X(p.cost) + 3, Y(p.pendingPodSeconds) - 3); });
+    canvas.setAttribute('data-painted-static', String(countColor(ctx, W, H, '${SWEEP_COLOR}')));
+    ctx.fillStyle = '${COLORS.headroom}';
+    ctx.beginPath(); ctx.arc(X(sweep.headroom.cost), Y(sweep.headroom.pendingPodSeconds), 5, 0, 2 * Math.PI); ctx.fill();
+    canvas.setAttribute('data-painted-headroom', String(countColor(ctx, W, H, '${COLORS.headroom}')));
     var img = ctx.getImageData(0, 0, W, H).data, painted = 0;
     for (var k = 0; k < img.length; k += 4) if (img[k] < 250 || img[k + 1] < 250 || img[k + 2] < 250) painted++;
     canvas.setAttribute('data-painted', String(painted));

@@ -1,3 +1,4 @@
+import type { BufferSweepPoint } from './buffer-sweep.js';
 import type { PolicySummary, TimeSeries } from './metrics.js';
 
 /** `oracle` reads the trace's future: the limit the others are measured against (ADR 0136). */
@@ -11,6 +12,8 @@ export interface TraceResult {
   seed: number;
   durationSeconds: number;
   policies: Partial<Record<PolicyName, PolicyRun>>;
+  /** `simulate --buffer-sweep`: headroom without prediction plus a static buffer, per percent. */
+  bufferSweep?: BufferSweepPoint[];
 }
 
 export interface PolicyRun {
@@ -40,8 +43,8 @@ export interface ForecastSeries {
 }
 
 /** The stable `--json` shape of one trace (see issue 6). */
-export function summaryJson(r: TraceResult): { trace: string; seed: number; policies: Record<string, PolicySummary> } {
+export function summaryJson(r: TraceResult): { trace: string; seed: number; policies: Record<string, PolicySummary>; bufferSweep?: BufferSweepPoint[] } {
   const policies: Record<string, PolicySummary> = {};
   for (const [name, run] of Object.entries(r.policies)) policies[name] = run.summary;
-  return { trace: r.trace, seed: r.seed, policies };
+  return { trace: r.trace, seed: r.seed, policies, ...(r.bufferSweep ? { bufferSweep: r.bufferSweep } : {}) };
 }

@@ -1,3 +1,4 @@
+import { staticPendingAtCost } from './buffer-sweep.js';
 import type { TraceResult } from './result.js';
 
 /** The summary as rows of strings, shared by the terminal table and the HTML report. */
@@ -30,6 +31,28 @@ export function perDayRows(results: TraceResult[]): { header: string[]; rows: st
     }
   }
   return { header, rows };
+}
+
+/**
+ * `--buffer-sweep`: per trace, headroom as run against the static-spare line (pending
+ * @ cost at each buffer percent), and the line's pending at headroom's cost.
+ */
+export function sweepRows(results: TraceResult[]): { header: string[]; rows: string[][] } {
+  const percents = results.find((r) => r.bufferSweep)?.bufferSweep?.map((p) => p.percent) ?? [];
+  const header = ['trace', 'policy', 'pending pod-s @ cost', ...percents.map((p) => `static ${p}%`), 'static at same cost'];
+  const rows: string[][] = [];
+  for (const r of results) {
+    const h = r.policies.headroom?.summary;
+    if (!r.bufferSweep || !h) continue;
+    const same = staticPendingAtCost(r.bufferSweep, h.cost);
+    rows.push([r.trace, 'headroom', `${fmt(h.pendingPodSeconds)} @ ${fmt(h.cost)}`, ...r.bufferSweep.map((p) => `${fmt(p.pendingPodSeconds)} @ ${fmt(p.cost)}`), same === undefined ? 'outside the sweep' : fmt(same)]);
+  }
+  return { header, rows };
+}
+
+/** The sweep table (sweepRows) as plain text. */
+export function formatSweepTable(results: TraceResult[]): string {
+  return textTable(sweepRows(results));
 }
 
 /** Printed under every table: why cost, not node-hours, compares policies. */
