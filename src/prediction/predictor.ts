@@ -3,6 +3,7 @@ import { type BootSample, bootHorizonMs, observeBoot } from './boot-horizon.js';
 import { type Forecast, forecast, methodPoints } from './forecast.js';
 import { observeCount } from './model.js';
 import { DEFAULT_BOOT_HORIZON_MS } from './settings.js';
+import { type SpareSample, heldTarget, holdTarget, shareSpare } from './spare.js';
 import type { CronJobSignal, HpaSignal, WorkloadSignal } from './signals.js';
 import { type HysteresisEntry, type PredictionState, boundState } from './state.js';
 import { type PredictionPool, predictedPods, unitOf } from './virtual-pods.js';
@@ -63,10 +64,20 @@ export interface PredictionInput {
   sustainMs?: number;
   /** A pool acts only when its sustained excess is at least this many node-equivalents. Default 1. */
   minNodeEquivalents?: number;
+  /**
+   * Spare for short-term demand (spare.ts): every workload's forecast margin is held, not
+   * only a real rise's, each workload's target held at its highest of the last `spareHoldMs`
+   * (so capacity does not follow the jitter down). Default true; false: only real rises.
+   */
+  spare?: boolean;
+  /** How long a workload's highest target is held. Default: its horizon (see spare.ts). */
+  spareHoldMs?: number;
+  /** How long the Disruptor keeps capacity for a workload's highest target. Default 10 min (see spare.ts). */
+  keepHoldMs?: number;
 }
 
 export type DecisionReason =
-  | 'predicted' | 'not-rising' | 'sustaining' | 'below-one-node' | 'capped' | 'opted-out' | 'no-pool' | 'no-template';
+  | 'predicted' | 'spare' | 'not-rising' | 'sustaining' | 'below-one-node' | 'capped' | 'opted-out' | 'no-pool' | 'no-template';
 
 export interface PredictionDecision {
   key: string;
@@ -84,9 +95,15 @@ export interface PredictionDecision {
 
 export interface PredictionOutput {
   state: PredictionState;
+  /** Predicted pods to provision for (the Provisioner's extraPendingPods). */
   pods: SchedulingPod[];
+  /** Predicted pods whose capacity is kept (the Disruptor's): `pods` and more (spare.ts). */
+  keepPods: SchedulingPod[];
   decisions: PredictionDecision[];
 }
+
+/** How long the Disruptor keeps capacity for a workload's highest target: Cluster Autoscaler's scale-down-unneeded-time. */
+export const DEFAULT_KEEP_HOLD_MS = 10 * 60_000;
 
 /** A known run this long overdue (missed, or the controller is behind) is no longer expected. */
 const STALE_RUN_MS = 10 * 60_000;
@@ -164,12 +181,38 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
   }
   candidates.sort((a, b) => Number(b.certain) - Number(a.certain) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
+  // Spare (spare.ts): each workload's target held at its highest of the last hold.
+  const spareOn = input.spare ?? true;
+  const spare: Record<string, SpareSample[]> = {};
+  const spareOf = new Map<string, number>();
+  const keepOf = new Map<string, number>();
+  const keepHoldMs = input.keepHoldMs ?? DEFAULT_KEEP_HOLD_MS;
+  if (spareOn) {
+    for (const c of candidates) {
+      if (c.key.startsWith('CronJob/')) continue;
+      const holdMs = input.spareHoldMs ?? c.horizonMs;
+      const held = holdTarget(s.spare[c.key], now, Math.max(holdMs, keepHoldMs), c.forecast.upper);
+      spare[c.key] = held;
+      const over = (ms: number) => Math.max(0, Math.ceil(heldTarget(held, now, ms) - c.forecast.current - 1e-9));
+      spareOf.set(c.key, over(holdMs));
+      keepOf.set(c.key, Math.max(over(holdMs), over(keepHoldMs)));
+    }
+  }
+
   // Hysteresis: rising (a real rise with excess) for sustainMs, then engaged until quiet for sustainMs.
   const hysteresis: Record<string, HysteresisEntry> = {};
   const decisions: PredictionDecision[] = [];
   const wanted: Candidate[] = [];
+  /** Candidates that hold spare only (not a real rise, or one not acted on yet), with why. */
+  const spareWanted: { c: Candidate; why: DecisionReason }[] = [];
   const decide = (c: Candidate, reason: DecisionReason, pods = 0, nodes = 0, costPerHour = 0) => {
     decisions.push({ key: c.key, ...(c.pool ? { pool: c.pool.name } : {}), forecast: c.forecast, horizonMs: c.horizonMs, excess: c.excess, pods, nodes, costPerHour, reason });
+  };
+  const actionable = (c: Candidate): DecisionReason | undefined => (
+    c.optOut ? 'opted-out' : !c.template ? 'no-template' : !c.pool || !c.unit ? 'no-pool' : undefined);
+  const orSpare = (c: Candidate, why: DecisionReason) => {
+    if ((spareOf.get(c.key) ?? 0) > 0 && !actionable(c)) spareWanted.push({ c, why });
+    else decide(c, why);
   };
   for (const c of candidates) {
     const prev = s.hysteresis[c.key];
@@ -179,46 +222,98 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
         const quietSince = prev.quietSince ?? now;
         if (now - quietSince < sustainMs) hysteresis[c.key] = { ...prev, quietSince };
       }
-      decide(c, 'not-rising');
+      orSpare(c, 'not-rising');
       continue;
     }
     const entry: HysteresisEntry = {
       risingSince: prev?.risingSince ?? now, risingFrom: Math.min(prev?.risingFrom ?? c.forecast.current, c.forecast.current), engaged: prev?.engaged ?? false,
     };
     hysteresis[c.key] = entry;
-    if (c.optOut) decide(c, 'opted-out');
-    else if (!c.template) decide(c, 'no-template');
-    else if (!c.pool || !c.unit) decide(c, 'no-pool');
-    else if (!entry.engaged && !c.certain && now - entry.risingSince < sustainMs) decide(c, 'sustaining');
+    const cannot = actionable(c);
+    if (cannot) decide(c, cannot);
+    else if (!entry.engaged && !c.certain && now - entry.risingSince < sustainMs) orSpare(c, 'sustaining');
     else wanted.push(c);
   }
 
-  // Per pool: act only once the rise so far plus the forecast excess reach one
-  // node-equivalent (a slow rise qualifies after a while, jitter never: it is not
-  // rising), then within maxPredictedNodes / maxExtraCostPerHour.
+  // Per pool: act on real rises only once the rise so far plus the forecast excess reach
+  // one node-equivalent (a slow rise qualifies after a while, jitter never: it is not
+  // rising); hold the spare of the rest within the pool's maxSparePercent; all within
+  // maxPredictedNodes / maxExtraCostPerHour, real rises and known runs first.
   const pods: SchedulingPod[] = [];
   for (const pool of input.pools) {
     const mine = wanted.filter((c) => c.pool === pool);
-    if (mine.length === 0) continue;
+    if (mine.length === 0 && !spareWanted.some((x) => x.c.pool === pool)) continue;
     const total = mine.reduce((a, c) => a + (c.forecast.current - hysteresis[c.key]!.risingFrom + c.excess) * c.unit!.share, 0);
     const anyEngaged = mine.some((c) => s.hysteresis[c.key]?.engaged);
-    if (total < minNodes && !anyEngaged) {
-      for (const c of mine) decide(c, 'below-one-node');
-      continue;
-    }
+    const acting = mine.length > 0 && (total >= minNodes || anyEngaged);
+    if (!acting) for (const c of mine) orSpare(c, 'below-one-node');
+    const rises = acting ? mine : [];
+    const rest = spareWanted.filter((x) => x.c.pool === pool);
     let nodesLeft = pool.settings.maxPredictedNodes ?? Infinity;
     let costLeft = pool.settings.maxExtraCostPerHour ?? Infinity;
-    for (const c of mine) {
+    const hold = (c: Candidate, want: number, reason: DecisionReason) => {
       const { share, price } = c.unit!;
-      const byNodes = share > 0 ? Math.floor(nodesLeft / share + 1e-9) : c.excess;
-      const byCost = share * price > 0 ? Math.floor(costLeft / (share * price) + 1e-9) : c.excess;
-      const n = Math.max(0, Math.min(c.excess, byNodes, byCost));
+      const byNodes = share > 0 ? Math.floor(nodesLeft / share + 1e-9) : want;
+      const byCost = share * price > 0 ? Math.floor(costLeft / (share * price) + 1e-9) : want;
+      const n = Math.max(0, Math.min(want, byNodes, byCost));
       nodesLeft -= n * share;
       costLeft -= n * share * price;
-      hysteresis[c.key] = { ...hysteresis[c.key]!, engaged: true };
       pods.push(...predictedPods(c.key, c.template!, n));
-      decide(c, n < c.excess ? 'capped' : 'predicted', n, n * share, n * share * price);
+      decide(c, n < c.excess && reason === 'predicted' ? 'capped' : reason, n, n * share, n * share * price);
+    };
+    for (const c of rises) {
+      hysteresis[c.key] = { ...hysteresis[c.key]!, engaged: true };
+      hold(c, Math.max(c.excess, spareOf.get(c.key) ?? 0), 'predicted');
     }
+    if (rest.length === 0) continue;
+    // Spare's budget: a percent of what the pool's observed pods cost now.
+    const costPerPod = (c: Candidate) => c.unit!.share * c.unit!.price;
+    const podsCost = candidates.filter((c) => c.pool === pool && c.unit).reduce((a, c) => a + c.forecast.current * costPerPod(c), 0);
+    const pct = pool.settings.maxSparePercent;
+    const allowed = pct === undefined ? rest.map((x) => spareOf.get(x.c.key)!)
+      : shareSpare(rest.map((x) => ({ pods: spareOf.get(x.c.key)!, costPerPod: costPerPod(x.c) })), (pct / 100) * podsCost);
+    rest.forEach((x, i) => {
+      const want = allowed[i]!;
+      if (want <= 0) decide(x.c, want < spareOf.get(x.c.key)! ? 'capped' : x.why);
+      else hold(x.c, want, want < spareOf.get(x.c.key)! ? 'capped' : 'spare');
+    });
   }
-  return { state: { ...s, hysteresis }, pods, decisions };
+  return { state: { ...s, hysteresis, spare }, pods, keepPods: keepPods(pods, decisions, candidates, keepOf, input.pools), decisions };
+}
+
+/**
+ * The Disruptor's predicted pods: each workload's held pods, raised to its keep target
+ * (spare.ts) within the same caps, the pool's spare budget counted again for the
+ * longer window.
+ */
+function keepPods(
+  pods: readonly SchedulingPod[], decisions: readonly PredictionDecision[], candidates: readonly Candidate[],
+  keepOf: ReadonlyMap<string, number>, pools: readonly PredictionPool[],
+): SchedulingPod[] {
+  if (keepOf.size === 0) return [...pods];
+  const held = new Map(decisions.map((d) => [d.key, d.pods]));
+  const out = [...pods];
+  for (const pool of pools) {
+    const mine = candidates.filter((c) => c.pool === pool && c.unit && c.template && !c.optOut && (keepOf.get(c.key) ?? 0) > (held.get(c.key) ?? 0));
+    if (mine.length === 0) continue;
+    const costPerPod = (c: Candidate) => c.unit!.share * c.unit!.price;
+    const pct = pool.settings.maxSparePercent;
+    const podsCost = candidates.filter((c) => c.pool === pool && c.unit).reduce((a, c) => a + c.forecast.current * costPerPod(c), 0);
+    const ofPool = decisions.filter((d) => d.pool === pool.name);
+    const used = ofPool.reduce((a, d) => a + d.costPerHour, 0);
+    const wants = mine.map((c) => ({ pods: keepOf.get(c.key)! - (held.get(c.key) ?? 0), costPerPod: costPerPod(c) }));
+    const allowed = pct === undefined ? wants.map((w) => w.pods) : shareSpare(wants, (pct / 100) * podsCost - used);
+    let nodesLeft = (pool.settings.maxPredictedNodes ?? Infinity) - ofPool.reduce((a, d) => a + d.nodes, 0);
+    let costLeft = (pool.settings.maxExtraCostPerHour ?? Infinity) - used;
+    mine.forEach((c, i) => {
+      const { share } = c.unit!;
+      const per = costPerPod(c);
+      const n = Math.max(0, Math.min(allowed[i]!, share > 0 ? Math.floor(nodesLeft / share + 1e-9) : allowed[i]!, per > 0 ? Math.floor(costLeft / per + 1e-9) : allowed[i]!));
+      nodesLeft -= n * share;
+      costLeft -= n * per;
+      const from = held.get(c.key) ?? 0;
+      out.push(...predictedPods(c.key, c.template!, from + n).slice(from));
+    });
+  }
+  return out;
 }

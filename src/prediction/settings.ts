@@ -1,19 +1,35 @@
 /**
- * What a NodePool's opt-in `prediction` block says (parsed by the API layer, then
- * trusted here), and the per-workload opt-out.
+ * What a NodePool's `prediction` block says (parsed by the API layer, then trusted
+ * here), and the per-workload opt-out. On by default, its spare bounded by default
+ * (docs/adr/0136-spare-for-short-term-demand.md).
  */
 export interface PredictionSettings {
-  /** Off unless a NodePool turns it on. */
+  /** On unless a NodePool turns it off. */
   enabled: boolean;
-  /** The upper quantile demand is forecast at, in (0, 1): 0.9 covers nine rises in ten. */
+  /**
+   * The quantile demand is forecast at, in (0, 1): the share of boot horizons in which
+   * the pods that arrive find room. Higher waits less and holds more spare.
+   */
   quantile: number;
+  /**
+   * The most spare (capacity held for forecast uncertainty, beyond pods now and real
+   * rises) may cost, in percent of what the pool's pods cost now. Undefined: no cap.
+   */
+  maxSparePercent?: number;
   /** The most the predicted (not yet needed) capacity may cost per hour; undefined: no cap. */
   maxExtraCostPerHour?: number;
   /** The most node-equivalents held for forecasts; undefined: no cap. */
   maxPredictedNodes?: number;
 }
 
-export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = { enabled: false, quantile: 0.9 };
+/** The quantile a pool forecasts at by default. */
+export const DEFAULT_PREDICTION_QUANTILE = 0.9;
+/** Spare costs at most this percent of the pool's pods by default. */
+export const DEFAULT_MAX_SPARE_PERCENT = 10;
+
+export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = {
+  enabled: true, quantile: DEFAULT_PREDICTION_QUANTILE, maxSparePercent: DEFAULT_MAX_SPARE_PERCENT,
+};
 
 /**
  * On a workload (Deployment, StatefulSet, Job, CronJob) or its pod template:

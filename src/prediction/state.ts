@@ -1,5 +1,6 @@
 import type { BootModel } from './boot-horizon.js';
 import type { WorkloadModel } from './model.js';
+import type { SpareSample } from './spare.js';
 
 /**
  * Everything prediction remembers, as one JSON-serializable value: per-workload
@@ -14,6 +15,8 @@ export interface PredictionState {
   workloads: Record<string, WorkloadModel>;
   boot: Record<string, BootModel>;
   hysteresis: Record<string, HysteresisEntry>;
+  /** Per workload, its held spare targets (spare.ts). */
+  spare: Record<string, readonly SpareSample[]>;
 }
 
 /**
@@ -31,9 +34,11 @@ export const MAX_MODEL_BYTES = 64 * 1024;
 export const MAX_STATE_BYTES = 5 * 1024 * 1024;
 export const MAX_WORKLOADS = 300;
 export const MAX_BOOT_GROUPS = 200;
+/** Held spare targets a workload keeps at most (one per pass within a horizon; far fewer in practice). */
+export const MAX_SPARE_SAMPLES = 256;
 
 export function emptyPredictionState(): PredictionState {
-  return { version: 1, workloads: {}, boot: {}, hysteresis: {} };
+  return { version: 1, workloads: {}, boot: {}, hysteresis: {}, spare: {} };
 }
 
 /** Keeps at most MAX_WORKLOADS models: drops those whose last observation is oldest. */
@@ -47,7 +52,9 @@ export function boundState(state: PredictionState): PredictionState {
   for (const k of Object.keys(state.boot).sort().slice(0, MAX_BOOT_GROUPS)) boot[k] = state.boot[k]!;
   const hysteresis: Record<string, HysteresisEntry> = {};
   for (const [k, v] of Object.entries(state.hysteresis)) if (workloads[k] || k.startsWith('CronJob/')) hysteresis[k] = v;
-  return { ...state, workloads, boot, hysteresis };
+  const spare: Record<string, readonly SpareSample[]> = {};
+  for (const [k, v] of Object.entries(state.spare)) if (workloads[k]) spare[k] = v;
+  return { ...state, workloads, boot, hysteresis, spare };
 }
 
 export function serializePredictionState(state: PredictionState): string {
@@ -95,6 +102,10 @@ export function parsePredictionState(text: string): PredictionState {
   for (const [k, h] of Object.entries(o.hysteresis ?? {})) {
     const e = h as HysteresisEntry | null;
     if (e && isNum(e.risingSince) && isNum(e.risingFrom) && typeof e.engaged === 'boolean') state.hysteresis[k] = e;
+  }
+  // Absent in states saved before spare existed: it is rebuilt within one horizon.
+  for (const [k, v] of Object.entries(o.spare ?? {})) {
+    if (Array.isArray(v) && v.length <= MAX_SPARE_SAMPLES && v.every((x: Partial<SpareSample> | null) => isNum(x?.at) && isNum(x?.target))) state.spare[k] = v;
   }
   return boundState(state);
 }

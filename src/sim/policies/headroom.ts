@@ -3,7 +3,7 @@ import type { ClusterSnapshot, NodeGroup } from '../../cluster/snapshot.js';
 import { Disruptor, type DisruptorOptions } from '../../disruption/disruptor.js';
 import type { Plan } from '../../packing/plan.js';
 import { predictionInput } from '../../prediction/cluster-input.js';
-import { type PredictionDecision, evaluatePrediction } from '../../prediction/predictor.js';
+import { type PredictionDecision, type PredictionInput, evaluatePrediction } from '../../prediction/predictor.js';
 import { type PredictionSettings } from '../../prediction/settings.js';
 import { type PredictionState, emptyPredictionState } from '../../prediction/state.js';
 import { capacityBufferPods } from '../../provisioning/capacity-buffers.js';
@@ -21,6 +21,8 @@ export interface HeadroomPredictionOptions {
   defaultBootHorizonMs?: number;
   /** Provisioning latency added to the boot horizon. Default: everyMs (a forecast can be that late) plus the batch idle window, 1 s. */
   leadMs?: number;
+  /** The predictor's own options (experiments); absent: its defaults, as the controller runs it. */
+  input?: Pick<PredictionInput, 'sustainMs' | 'minNodeEquivalents' | 'spare' | 'spareHoldMs' | 'keepHoldMs'>;
 }
 
 export interface HeadroomOptions {
@@ -55,13 +57,16 @@ export const SIM_PREDICTION: HeadroomPredictionOptions = { settings: { enabled: 
 export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
   return (ctx: PolicyContext) => {
     let predicted: readonly SchedulingPod[] = [];
-    // As the controller: CapacityBuffers' chunks and the forecast, through one seam.
+    let kept: readonly SchedulingPod[] = [];
+    // As the controller: CapacityBuffers' chunks and the forecast, through one seam;
+    // the Disruptor keeps capacity for the forecast's keep set (src/prediction/spare.ts).
     const extra = { extraPendingPods: combinePredictedSources([capacityBufferPods, () => predicted]) };
+    const keep = { extraPendingPods: combinePredictedSources([capacityBufferPods, () => kept]) };
     // One snapshot builder for both loops, as the controller shares one per term.
     const deps = { state: ctx.cluster, actuator: ctx.cluster, clock: ctx.clock, solve: opts.solve, snapshots: new SnapshotBuilder() };
     const provisioner = new Provisioner(deps, { ...opts.provisioner, ...extra });
     provisioner.start();
-    const disruptor = opts.disruption === false ? undefined : new Disruptor({ ...deps, nodes: ctx.cluster }, { ...opts.disruption, ...extra });
+    const disruptor = opts.disruption === false ? undefined : new Disruptor({ ...deps, nodes: ctx.cluster }, { ...opts.disruption, ...keep });
     disruptor?.start();
     const forecasts: ForecastSample[] = [];
     let cancel: (() => void) | undefined;
@@ -77,11 +82,12 @@ export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
         groups ??= ctx.snapshot().groups;
         const now = ctx.clock.now();
         const input = predictionInput(objects, groups, () => p.settings, now, {
-          leadMs, ...(p.defaultBootHorizonMs !== undefined ? { defaultBootHorizonMs: p.defaultBootHorizonMs } : {}),
+          leadMs, ...(p.defaultBootHorizonMs !== undefined ? { defaultBootHorizonMs: p.defaultBootHorizonMs } : {}), ...p.input,
         });
         const out = evaluatePrediction(state, input);
         state = out.state;
         predicted = out.pods;
+        kept = out.keepPods;
         forecasts.push(sample(now, input.workloads.reduce((a, w) => a + w.count, 0), out.decisions));
         // More predicted demand is a provisioning trigger, as new pending pods are (less is the Disruptor's business).
         const next = new Map(out.decisions.map((d) => [d.key, d.pods]));
