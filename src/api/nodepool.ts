@@ -94,6 +94,8 @@ export interface NodePoolPrediction {
   enabled: boolean;
   /** Forecast quantile in [0.5, 0.99]. */
   quantile: number;
+  /** Spare's cost cap, percent of the cost of the demand it covers (the parser fills the default). */
+  maxSparePercent?: number;
   /** Price per hour of nodes held for predicted pods only; absent = uncapped. */
   maxExtraCostPerHour?: number;
   /** Nodes held for predicted pods only; absent = uncapped. */
@@ -101,6 +103,8 @@ export interface NodePoolPrediction {
 }
 
 export const DEFAULT_PREDICTION_QUANTILE = 0.9;
+/** Spare (capacity held for the forecast's jitter margin) costs at most this percent of the demand it covers, by default (ADR 0145). */
+export const DEFAULT_MAX_SPARE_PERCENT = 10;
 
 /** The CAPI Cluster a NodePool is for (spec.clusterRef; ADR 0140). */
 export interface NodePoolClusterRef {
@@ -121,7 +125,7 @@ export interface NodePool {
   requirements: NodePoolRequirement[];
   limits: NodePoolLimits;
   disruption: NodePoolDisruption;
-  /** Absent = prediction off (the CRD's default). */
+  /** Absent = prediction at its defaults (on, spare bounded: src/prediction/settings.ts). */
   prediction?: NodePoolPrediction;
 }
 
@@ -262,13 +266,19 @@ function parseDisruption(v: unknown, fail: (m: string) => never): NodePoolDisrup
 function parsePrediction(v: unknown, fail: (m: string) => never): NodePoolPrediction | undefined {
   if (v === undefined) return undefined;
   if (!isRecord(v)) return fail('prediction must be an object');
-  const enabled = v.enabled ?? false;
+  const enabled = v.enabled ?? true;
   if (typeof enabled !== 'boolean') fail('prediction.enabled must be true or false');
   const quantile = v.quantile === undefined ? DEFAULT_PREDICTION_QUANTILE : Number(v.quantile);
   if ((typeof v.quantile !== 'number' && typeof v.quantile !== 'string' && v.quantile !== undefined) || !(quantile >= 0.5 && quantile <= 0.99)) {
     fail('prediction.quantile must be a number in [0.5, 0.99]');
   }
   const out: NodePoolPrediction = { enabled: enabled as boolean, quantile };
+  if (v.maxSparePercent === undefined) out.maxSparePercent = DEFAULT_MAX_SPARE_PERCENT;
+  else {
+    const p = v.maxSparePercent;
+    if (typeof p !== 'number' || !Number.isFinite(p) || p < 0 || p > 100) fail('prediction.maxSparePercent must be a number in [0, 100]');
+    out.maxSparePercent = p as number;
+  }
   if (v.maxExtraCostPerHour !== undefined) {
     const c = typeof v.maxExtraCostPerHour === 'string' && v.maxExtraCostPerHour.trim() !== '' ? Number(v.maxExtraCostPerHour)
       : typeof v.maxExtraCostPerHour === 'number' ? v.maxExtraCostPerHour : Number.NaN;
@@ -281,7 +291,7 @@ function parsePrediction(v: unknown, fail: (m: string) => never): NodePoolPredic
     out.maxPredictedNodes = n as number;
   }
   for (const k of Object.keys(v)) {
-    if (!['enabled', 'quantile', 'maxExtraCostPerHour', 'maxPredictedNodes'].includes(k)) fail(`prediction.${k} is not supported (enabled, quantile, maxExtraCostPerHour, maxPredictedNodes)`);
+    if (!['enabled', 'quantile', 'maxSparePercent', 'maxExtraCostPerHour', 'maxPredictedNodes'].includes(k)) fail(`prediction.${k} is not supported (enabled, quantile, maxSparePercent, maxExtraCostPerHour, maxPredictedNodes)`);
   }
   return out;
 }

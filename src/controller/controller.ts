@@ -256,9 +256,9 @@ export class Controller {
     const solve = this.opts.solve ?? ((s) => solveInProcess(s));
     const prediction = this.opts.prediction ? this.startPrediction(this.opts.prediction, term) : undefined;
     // Forecasts change between passes while the objects stay the same: never memoized.
-    const withForecast = (source: PredictedPodSource): PredictedPodSource => (prediction
+    const withForecast = (source: PredictedPodSource, which: 'pods' | 'keepPods' = 'pods'): PredictedPodSource => (prediction
       ? (objects) => {
-        const forecast = prediction.pods();
+        const forecast = which === 'pods' ? prediction.pods() : prediction.keepPods();
         const rest = source(objects);
         return forecast.length === 0 ? rest : [...rest, ...forecast];
       }
@@ -314,7 +314,8 @@ export class Controller {
         },
       }, {
         // Capacity to keep: buffers and every booking.
-        extraPendingPods: withForecast(combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])])),
+        // The Disruptor keeps what the forecast needs over the keep window, not only what is provisioned for now.
+        extraPendingPods: withForecast(combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])]), 'keepPods'),
         ...(this.opts.disruption ?? {}),
       });
       this.disruptor.start();

@@ -67,7 +67,7 @@ export interface PredictionLoopDeps {
 
 const SORT = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** NodePool name -> its prediction settings (disabled when absent or the pool is invalid). */
+/** NodePool name -> its prediction settings: the defaults (on) without a block or a pool, off for an invalid pool (nothing it says is trusted). */
 export function poolSettings(nodePools: readonly KubernetesObject[]): (pool: string | undefined) => PredictionSettings {
   const settings = new Map<string, PredictionSettings>();
   for (const obj of nodePools) {
@@ -76,6 +76,7 @@ export function poolSettings(nodePools: readonly KubernetesObject[]): (pool: str
       if (p.prediction) settings.set(p.name, p.prediction);
     } catch (err) {
       if (!(err instanceof NodePoolError)) throw err;
+      if (obj.metadata?.name) settings.set(obj.metadata.name, { ...DEFAULT_PREDICTION_SETTINGS, enabled: false });
     }
   }
   return (pool) => (pool !== undefined && settings.get(pool)) || DEFAULT_PREDICTION_SETTINGS;
@@ -123,6 +124,7 @@ export function withClusterSignals(
 export class PredictionLoop {
   private model: PredictionState = emptyPredictionState();
   private predicted: readonly SchedulingPod[] = [];
+  private kept: readonly SchedulingPod[] = [];
   private signature = '';
   private readonly boots = new BootObserver();
   private readonly snapshots: SnapshotBuilder;
@@ -143,6 +145,11 @@ export class PredictionLoop {
   /** The predicted pods of the last pass (extraPendingPods). */
   pods(): readonly SchedulingPod[] {
     return this.predicted;
+  }
+
+  /** The predicted pods the Disruptor keeps capacity for: pods() and the keep window's (src/prediction/spare.ts). */
+  keepPods(): readonly SchedulingPod[] {
+    return this.kept;
   }
 
   /** The model as it stands (tests, `headroom plan`). */
@@ -201,6 +208,7 @@ export class PredictionLoop {
     const out = evaluatePrediction(this.model, input);
     this.model = out.state;
     this.predicted = out.pods;
+    this.kept = out.keepPods;
     const actual = new Map(input.workloads.map((w) => [w.key, w.count]));
     this.previous = new Map(base.workloads.map((w) => [w.key, w.count]));
     const signature = out.decisions.filter((d) => d.pods > 0).map((d) => `${d.key}=${d.pods}`).join(',');

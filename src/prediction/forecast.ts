@@ -41,6 +41,8 @@ const TREND_WINDOWS = 4;
 /** Steps per trend sub-window, shortest first (see trendOf). */
 const TREND_WINDOW_STEPS = [5, 10, 20];
 const MIN_TREND_WINDOW_STEPS = 2;
+/** Steps the level is the median of: ten minutes, long against jitter, short against a real change. */
+const LEVEL_STEPS = 10;
 const NOISE_STEPS = 60;
 /** Errors a method needs before it can be chosen or its quantile trusted. */
 export const MIN_SCORED = 5;
@@ -133,6 +135,12 @@ function tStat(ys: number[]): number {
   return se === 0 ? (b > 0 ? Infinity : 0) : b / se;
 }
 
+/** The largest step maximum of the last `windowMs` (the step being filled included). */
+export function recentMax(m: WorkloadModel, windowMs: number): number {
+  const steps = Math.max(1, Math.ceil(windowMs / STEP_MS));
+  return Math.max(...series(m).slice(-steps));
+}
+
 /** Robust spread (pods) of step-to-step changes around their median: the jitter. */
 export function noiseBand(m: WorkloadModel): number {
   const s = series(m).slice(-(NOISE_STEPS + 1));
@@ -177,6 +185,17 @@ function centres(from: number, to: number): number[] {
   return out;
 }
 
+/**
+ * The level: the median of the last LEVEL_STEPS step maxima, once that many are seen.
+ * Where the count only jitters around a level, the current count is one draw of the
+ * jitter and a forecast anchored on it moves with every draw; the median does not, so
+ * its errors (and the quantile margin on them) measure the jitter alone.
+ */
+function levelPoint(m: WorkloadModel): number | null {
+  const s = series(m);
+  return s.length < LEVEL_STEPS ? null : median(s.slice(-LEVEL_STEPS));
+}
+
 /** Each method's point forecast of the window maximum (METHODS order; null: not available yet). */
 export function methodPoints(m: WorkloadModel, now: number, horizonMs: number): (number | null)[] {
   return METHODS.map((method) => {
@@ -188,6 +207,7 @@ export function methodPoints(m: WorkloadModel, now: number, horizonMs: number): 
       }
       case 'daily': return seasonalPoint(m, m.daily, DAY_MS, now, horizonMs);
       case 'weekly': return seasonalPoint(m, m.weekly, WEEK_MS, now, horizonMs);
+      case 'level': return levelPoint(m);
     }
   });
 }

@@ -30,8 +30,8 @@ const SEASON_ALPHA = 0.5;
 /** Default horizon forecasts are scored at (the node-boot horizon plus provisioning). */
 export const DEFAULT_SCORING_HORIZON_MS = 4 * 60_000;
 
-/** The point forecasters a workload's history chooses from (see forecast.ts). */
-export const METHODS = ['naive', 'trend', 'daily', 'weekly'] as const;
+/** The point forecasters a workload's history chooses from (see forecast.ts); new ones go last (saved models index errors by position). */
+export const METHODS = ['naive', 'trend', 'daily', 'weekly', 'level'] as const;
 export type Method = (typeof METHODS)[number];
 
 export interface WorkloadModel {
@@ -114,8 +114,9 @@ function advanceSteps(
   let weekly = model.weekly;
   let slotStart = model.slotStart;
   let slotMax = model.slotMax;
-  const errors = model.errors.map((e) => [...e]);
-  const scores = model.scores.map((x) => ({ ...x }));
+  // Models saved before a method existed have no errors or score for it yet.
+  const errors = METHODS.map((_, k) => [...(model.errors[k] ?? [])]);
+  const scores = METHODS.map((_, k) => ({ ...(model.scores[k] ?? { n: 0, mae: 0 }) }));
   let checks = [...model.checks];
   // Between observations the count held at `last` (pod counts are levels).
   const fill = Math.min(gapSteps, MAX_GAP_STEPS);

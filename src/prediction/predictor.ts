@@ -1,9 +1,9 @@
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import { type BootSample, bootHorizonMs, observeBoot } from './boot-horizon.js';
-import { type Forecast, forecast, methodPoints } from './forecast.js';
+import { type Forecast, forecast, methodPoints, recentMax } from './forecast.js';
 import { observeCount } from './model.js';
 import { DEFAULT_BOOT_HORIZON_MS } from './settings.js';
-import { type SpareSample, heldTarget, holdTarget, shareSpare } from './spare.js';
+import { type SpareSample, type SpareTargets, heldTarget, holdTarget, spareWithin } from './spare.js';
 import type { CronJobSignal, HpaSignal, WorkloadSignal } from './signals.js';
 import { type HysteresisEntry, type PredictionState, boundState } from './state.js';
 import { type PredictionPool, predictedPods, unitOf } from './virtual-pods.js';
@@ -105,6 +105,18 @@ export interface PredictionOutput {
 /** How long the Disruptor keeps capacity for a workload's highest target: Cluster Autoscaler's scale-down-unneeded-time. */
 export const DEFAULT_KEEP_HOLD_MS = 10 * 60_000;
 
+/**
+ * Without a real rise, spare covers jitter: the forecast's quantile, but at most
+ * JITTER_BANDS noise bands above its point. The quantile comes from the method's past
+ * errors, and until there are many, one step change (a flash crowd) among them sets it
+ * for hours: that is a rise, and rises are the significance test's to act on.
+ */
+export const JITTER_BANDS = 2;
+
+function spareTarget(f: Forecast): number {
+  return f.significant ? f.upper : Math.min(f.upper, f.point + JITTER_BANDS * f.noise);
+}
+
 /** A known run this long overdue (missed, or the controller is behind) is no longer expected. */
 const STALE_RUN_MS = 10 * 60_000;
 
@@ -181,23 +193,32 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
   }
   candidates.sort((a, b) => Number(b.certain) - Number(a.certain) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
-  // Spare (spare.ts): each workload's target held at its highest of the last hold.
+  // Spare (spare.ts): each workload's targets held over the hold and keep windows.
   const spareOn = input.spare ?? true;
   const spare: Record<string, SpareSample[]> = {};
-  const spareOf = new Map<string, number>();
-  const keepOf = new Map<string, number>();
+  const targets = new Map<string, SpareTargets>();
   const keepHoldMs = input.keepHoldMs ?? DEFAULT_KEEP_HOLD_MS;
   if (spareOn) {
     for (const c of candidates) {
       if (c.key.startsWith('CronJob/')) continue;
       const holdMs = input.spareHoldMs ?? c.horizonMs;
-      const held = holdTarget(s.spare[c.key], now, Math.max(holdMs, keepHoldMs), c.forecast.upper);
+      const held = holdTarget(s.spare[c.key], now, Math.max(holdMs, keepHoldMs), spareTarget(c.forecast));
       spare[c.key] = held;
-      const over = (ms: number) => Math.max(0, Math.ceil(heldTarget(held, now, ms) - c.forecast.current - 1e-9));
-      spareOf.set(c.key, over(holdMs));
-      keepOf.set(c.key, Math.max(over(holdMs), over(keepHoldMs)));
+      const m = s.workloads[c.key];
+      targets.set(c.key, {
+        current: c.forecast.current,
+        // A dip within the jitter band comes back; a fall beyond it is real, and keeping
+        // capacity for it would be spare like any other, so the budget bounds it.
+        level: Math.max(c.forecast.current, Math.min(m ? recentMax(m, keepHoldMs) : 0, c.forecast.current + c.forecast.noise)),
+        provision: heldTarget(held, now, holdMs),
+        keep: heldTarget(held, now, Math.max(holdMs, keepHoldMs)),
+      });
     }
   }
+  const spareOf = (key: string) => {
+    const t = targets.get(key);
+    return t ? Math.max(0, Math.ceil(t.provision - t.current - 1e-9)) : 0;
+  };
 
   // Hysteresis: rising (a real rise with excess) for sustainMs, then engaged until quiet for sustainMs.
   const hysteresis: Record<string, HysteresisEntry> = {};
@@ -211,7 +232,8 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
   const actionable = (c: Candidate): DecisionReason | undefined => (
     c.optOut ? 'opted-out' : !c.template ? 'no-template' : !c.pool || !c.unit ? 'no-pool' : undefined);
   const orSpare = (c: Candidate, why: DecisionReason) => {
-    if ((spareOf.get(c.key) ?? 0) > 0 && !actionable(c)) spareWanted.push({ c, why });
+    const t = targets.get(c.key);
+    if (t && t.keep > t.current && !actionable(c)) spareWanted.push({ c, why });
     else decide(c, why);
   };
   for (const c of candidates) {
@@ -240,6 +262,8 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
   // rising); hold the spare of the rest within the pool's maxSparePercent; all within
   // maxPredictedNodes / maxExtraCostPerHour, real rises and known runs first.
   const pods: SchedulingPod[] = [];
+  /** Per workload: pods the Disruptor keeps capacity for beyond those provisioned for. */
+  const keepExtra = new Map<string, number>();
   for (const pool of input.pools) {
     const mine = wanted.filter((c) => c.pool === pool);
     if (mine.length === 0 && !spareWanted.some((x) => x.c.pool === pool)) continue;
@@ -263,57 +287,50 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
     };
     for (const c of rises) {
       hysteresis[c.key] = { ...hysteresis[c.key]!, engaged: true };
-      hold(c, Math.max(c.excess, spareOf.get(c.key) ?? 0), 'predicted');
+      hold(c, Math.max(c.excess, spareOf(c.key)), 'predicted');
     }
     if (rest.length === 0) continue;
-    // Spare's budget: a percent of what the pool's observed pods cost now.
+    // Spare's budget: a percent of what the demand the pool's pods held lately costs.
     const costPerPod = (c: Candidate) => c.unit!.share * c.unit!.price;
-    const podsCost = candidates.filter((c) => c.pool === pool && c.unit).reduce((a, c) => a + c.forecast.current * costPerPod(c), 0);
-    const pct = pool.settings.maxSparePercent;
-    const allowed = pct === undefined ? rest.map((x) => spareOf.get(x.c.key)!)
-      : shareSpare(rest.map((x) => ({ pods: spareOf.get(x.c.key)!, costPerPod: costPerPod(x.c) })), (pct / 100) * podsCost);
+    const levelCost = candidates.filter((c) => c.pool === pool && c.unit).reduce((a, c) => a + (targets.get(c.key)?.level ?? c.forecast.current) * costPerPod(c), 0);
+    const budget = pool.settings.maxSparePercent === undefined ? Infinity : (pool.settings.maxSparePercent / 100) * levelCost;
+    const allowed = spareWithin(rest.map((x) => ({ targets: targets.get(x.c.key)!, costPerPod: costPerPod(x.c) })), budget);
     rest.forEach((x, i) => {
-      const want = allowed[i]!;
-      if (want <= 0) decide(x.c, want < spareOf.get(x.c.key)! ? 'capped' : x.why);
-      else hold(x.c, want, want < spareOf.get(x.c.key)! ? 'capped' : 'spare');
+      const { provision, keep, capped } = allowed[i]!;
+      keepExtra.set(x.c.key, keep - provision);
+      if (provision <= 0) decide(x.c, capped ? 'capped' : x.why);
+      else hold(x.c, provision, capped ? 'capped' : 'spare');
     });
   }
-  return { state: { ...s, hysteresis, spare }, pods, keepPods: keepPods(pods, decisions, candidates, keepOf, input.pools), decisions };
+  return { state: { ...s, hysteresis, spare }, pods, keepPods: keepPods(pods, decisions, candidates, keepExtra, input.pools), decisions };
 }
 
 /**
- * The Disruptor's predicted pods: each workload's held pods, raised to its keep target
- * (spare.ts) within the same caps, the pool's spare budget counted again for the
- * longer window.
+ * The Disruptor's predicted pods: the Provisioner's, and each workload's keep extra
+ * (spare.ts) within what the absolute caps (maxPredictedNodes, maxExtraCostPerHour)
+ * leave.
  */
 function keepPods(
   pods: readonly SchedulingPod[], decisions: readonly PredictionDecision[], candidates: readonly Candidate[],
-  keepOf: ReadonlyMap<string, number>, pools: readonly PredictionPool[],
+  keepExtra: ReadonlyMap<string, number>, pools: readonly PredictionPool[],
 ): SchedulingPod[] {
-  if (keepOf.size === 0) return [...pods];
-  const held = new Map(decisions.map((d) => [d.key, d.pods]));
   const out = [...pods];
+  if (keepExtra.size === 0) return out;
+  const held = new Map(decisions.map((d) => [d.key, d.pods]));
   for (const pool of pools) {
-    const mine = candidates.filter((c) => c.pool === pool && c.unit && c.template && !c.optOut && (keepOf.get(c.key) ?? 0) > (held.get(c.key) ?? 0));
-    if (mine.length === 0) continue;
-    const costPerPod = (c: Candidate) => c.unit!.share * c.unit!.price;
-    const pct = pool.settings.maxSparePercent;
-    const podsCost = candidates.filter((c) => c.pool === pool && c.unit).reduce((a, c) => a + c.forecast.current * costPerPod(c), 0);
     const ofPool = decisions.filter((d) => d.pool === pool.name);
-    const used = ofPool.reduce((a, d) => a + d.costPerHour, 0);
-    const wants = mine.map((c) => ({ pods: keepOf.get(c.key)! - (held.get(c.key) ?? 0), costPerPod: costPerPod(c) }));
-    const allowed = pct === undefined ? wants.map((w) => w.pods) : shareSpare(wants, (pct / 100) * podsCost - used);
     let nodesLeft = (pool.settings.maxPredictedNodes ?? Infinity) - ofPool.reduce((a, d) => a + d.nodes, 0);
-    let costLeft = (pool.settings.maxExtraCostPerHour ?? Infinity) - used;
-    mine.forEach((c, i) => {
-      const { share } = c.unit!;
-      const per = costPerPod(c);
-      const n = Math.max(0, Math.min(allowed[i]!, share > 0 ? Math.floor(nodesLeft / share + 1e-9) : allowed[i]!, per > 0 ? Math.floor(costLeft / per + 1e-9) : allowed[i]!));
+    let costLeft = (pool.settings.maxExtraCostPerHour ?? Infinity) - ofPool.reduce((a, d) => a + d.costPerHour, 0);
+    for (const c of candidates) {
+      const extra = keepExtra.get(c.key) ?? 0;
+      if (c.pool !== pool || extra <= 0) continue;
+      const { share, price } = c.unit!;
+      const n = Math.max(0, Math.min(extra, share > 0 ? Math.floor(nodesLeft / share + 1e-9) : extra, share * price > 0 ? Math.floor(costLeft / (share * price) + 1e-9) : extra));
       nodesLeft -= n * share;
-      costLeft -= n * per;
+      costLeft -= n * share * price;
       const from = held.get(c.key) ?? 0;
       out.push(...predictedPods(c.key, c.template!, from + n).slice(from));
-    });
+    }
   }
   return out;
 }

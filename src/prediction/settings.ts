@@ -1,7 +1,9 @@
+import { DEFAULT_MAX_SPARE_PERCENT, DEFAULT_PREDICTION_QUANTILE } from '../api/nodepool.js';
+
 /**
  * What a NodePool's `prediction` block says (parsed by the API layer, then trusted
  * here), and the per-workload opt-out. On by default, its spare bounded by default
- * (docs/adr/0136-spare-for-short-term-demand.md).
+ * (docs/adr/0145-spare-capacity-for-noisy-demand.md).
  */
 export interface PredictionSettings {
   /** On unless a NodePool turns it off. */
@@ -12,8 +14,9 @@ export interface PredictionSettings {
    */
   quantile: number;
   /**
-   * The most spare (capacity held for forecast uncertainty, beyond pods now and real
-   * rises) may cost, in percent of what the pool's pods cost now. Undefined: no cap.
+   * The most spare (capacity held for forecast uncertainty, beyond pods now, their dips
+   * within the jitter band and real rises) may cost, in percent of what the demand it
+   * covers costs (src/prediction/spare.ts). Undefined: no cap.
    */
   maxSparePercent?: number;
   /** The most the predicted (not yet needed) capacity may cost per hour; undefined: no cap. */
@@ -22,10 +25,7 @@ export interface PredictionSettings {
   maxPredictedNodes?: number;
 }
 
-/** The quantile a pool forecasts at by default. */
-export const DEFAULT_PREDICTION_QUANTILE = 0.9;
-/** Spare costs at most this percent of the pool's pods by default. */
-export const DEFAULT_MAX_SPARE_PERCENT = 10;
+export { DEFAULT_MAX_SPARE_PERCENT, DEFAULT_PREDICTION_QUANTILE };
 
 export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = {
   enabled: true, quantile: DEFAULT_PREDICTION_QUANTILE, maxSparePercent: DEFAULT_MAX_SPARE_PERCENT,

@@ -4,7 +4,7 @@ import { Disruptor, type DisruptorOptions } from '../../disruption/disruptor.js'
 import type { Plan } from '../../packing/plan.js';
 import { predictionInput } from '../../prediction/cluster-input.js';
 import { type PredictionDecision, type PredictionInput, evaluatePrediction } from '../../prediction/predictor.js';
-import { type PredictionSettings } from '../../prediction/settings.js';
+import { DEFAULT_PREDICTION_SETTINGS, type PredictionSettings } from '../../prediction/settings.js';
 import { type PredictionState, emptyPredictionState } from '../../prediction/state.js';
 import { capacityBufferPods } from '../../provisioning/capacity-buffers.js';
 import { combinePredictedSources } from '../../provisioning/predicted-sources.js';
@@ -41,8 +41,8 @@ export interface HeadroomOptions {
  */
 export const SIM_DISRUPTION: DisruptorOptions = { defaultConsolidationPolicy: 'WhenEmptyOrUnderutilized' };
 
-/** What the simulator turns on by default: NodePools opt in; here every group does, uncapped. */
-export const SIM_PREDICTION: HeadroomPredictionOptions = { settings: { enabled: true, quantile: 0.9 } };
+/** Prediction as a default install runs it (the simulated groups have no NodePool): on, its spare bounded. */
+export const SIM_PREDICTION: HeadroomPredictionOptions = { settings: DEFAULT_PREDICTION_SETTINGS };
 
 /**
  * Headroom itself: the controller's Provisioner (batcher -> buildSnapshot -> solve
@@ -104,8 +104,8 @@ export function headroomPolicy(opts: HeadroomOptions): PolicyFactory {
         void disruptor?.stop();
       },
       notes: [
-        ...(disruptor ? [] : ['no scale-down: disruption disabled']),
-        ...(opts.prediction ? [] : ['no prediction: disabled']),
+        disruptor ? `disruption: ${opts.disruption && opts.disruption.defaultConsolidationPolicy ? opts.disruption.defaultConsolidationPolicy : 'defaults'}` : 'no scale-down: disruption disabled',
+        opts.prediction ? `prediction: ${describePrediction(opts.prediction.settings)}` : 'no prediction: disabled',
       ],
       forecasts: () => forecasts,
     };
@@ -123,4 +123,15 @@ function sample(now: number, actual: number, decisions: readonly PredictionDecis
     horizonMs = Math.max(horizonMs, d.horizonMs);
   }
   return { at: now, actual, forecast: actual + excess, horizonMs, predictedPods: pods };
+}
+
+/** The prediction settings a run used, as `simulate` prints them. */
+export function describePrediction(p: PredictionSettings): string {
+  if (!p.enabled) return 'off';
+  const caps = [
+    `spare at most ${p.maxSparePercent === undefined ? 'uncapped' : `${p.maxSparePercent}% of demand's cost`}`,
+    ...(p.maxExtraCostPerHour !== undefined ? [`maxExtraCostPerHour ${p.maxExtraCostPerHour}`] : []),
+    ...(p.maxPredictedNodes !== undefined ? [`maxPredictedNodes ${p.maxPredictedNodes}`] : []),
+  ];
+  return `on, quantile ${p.quantile}, ${caps.join(', ')}`;
 }

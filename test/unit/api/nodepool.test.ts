@@ -85,12 +85,15 @@ describe('NodePool parsing', () => {
     });
   }
 
-  it('parses the prediction block: off when absent, CRD defaults, caps as numbers', () => {
+  it('parses the prediction block: defaults when absent (on, spare bounded), CRD defaults, caps as numbers', () => {
     expect(parseNodePool(pool({ nodeGroupSelector: {} })).prediction).to.equal(undefined);
-    expect(parseNodePool(pool({ nodeGroupSelector: {}, prediction: {} })).prediction).to.deep.equal({ enabled: false, quantile: 0.9 });
+    expect(parseNodePool(pool({ nodeGroupSelector: {}, prediction: {} })).prediction).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10 });
+    expect(parseNodePool(pool({ nodeGroupSelector: {}, prediction: { enabled: false } })).prediction?.enabled).to.equal(false);
     expect(parseNodePool(pool({
-      nodeGroupSelector: {}, prediction: { enabled: true, quantile: 0.95, maxExtraCostPerHour: '1.25', maxPredictedNodes: 3 },
-    })).prediction).to.deep.equal({ enabled: true, quantile: 0.95, maxExtraCostPerHour: 1.25, maxPredictedNodes: 3 });
+      nodeGroupSelector: {}, prediction: { enabled: true, quantile: 0.95, maxSparePercent: 25, maxExtraCostPerHour: '1.25', maxPredictedNodes: 3 },
+    })).prediction).to.deep.equal({ enabled: true, quantile: 0.95, maxSparePercent: 25, maxExtraCostPerHour: 1.25, maxPredictedNodes: 3 });
+    expect(() => parseNodePool(pool({ nodeGroupSelector: {}, prediction: { maxSparePercent: 150 } }))).to.throw(NodePoolError, /maxSparePercent must be a number in \[0, 100\]/);
+    expect(() => parseNodePool(pool({ nodeGroupSelector: {}, prediction: { maxSparePercent: '10%' } }))).to.throw(NodePoolError, /maxSparePercent/);
   });
 
   it('names the pool and the field in one line when the prediction block is wrong', () => {

@@ -27,16 +27,16 @@ function webPod(name: string): V1Pod {
 }
 
 describe('prediction loop (controller shell)', () => {
-  it('reads each NodePool\'s prediction block; absent, invalid or unknown pools are disabled', () => {
+  it('reads each NodePool\'s prediction block; absent blocks and pool-less groups get the defaults (on), invalid pools are disabled', () => {
     const settingsOf = poolSettings(([
       { apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'on' }, spec: { nodeGroupSelector: {}, prediction: { enabled: true, quantile: 0.95, maxPredictedNodes: 2 } } },
       { apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'plain' }, spec: { nodeGroupSelector: {} } },
       { apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: 'bad' }, spec: { nodeGroupSelector: {}, prediction: { quantile: 7 } } },
     ]) as never);
-    expect(settingsOf('on')).to.deep.equal({ enabled: true, quantile: 0.95, maxPredictedNodes: 2 });
-    expect(settingsOf('plain').enabled).to.equal(false);
+    expect(settingsOf('on')).to.deep.equal({ enabled: true, quantile: 0.95, maxSparePercent: 10, maxPredictedNodes: 2 });
+    expect(settingsOf('plain')).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10 });
     expect(settingsOf('bad').enabled).to.equal(false);
-    expect(settingsOf(undefined).enabled).to.equal(false);
+    expect(settingsOf(undefined)).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10 });
   });
 
   it('adds rollouts as pods coming (the larger of HPA and rollout), and honours the opt-out on the workload object', () => {
