@@ -1,10 +1,14 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { NodePoolError } from '../api/nodepool.js';
+import { MAX_SIZE_ANNOTATION } from '../api/capacity-annotations.js';
+import { parseNodeGroupObject } from '../api/capi.js';
+import { NodePoolError, parseNodePool } from '../api/nodepool.js';
+import { invalidBudgetSchedules } from '../disruption/budget-schedule.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { buildSnapshot } from '../cluster/build-snapshot.js';
 import { LoadError, type LoadInput, loadObjects } from '../cluster/load-objects.js';
 import type { LeftAlonePod } from '../cluster/left-alone.js';
+import { resolveMachineSetGroup } from '../cluster/node-machine-map.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import type { Plan } from '../packing/plan.js';
 import { solve } from '../packing/solve.js';
@@ -111,6 +115,11 @@ export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: 
       onIssue: (i) => { if (i.severity === 'warning') onWarning?.(i.message); },
       ...(extraPendingPods.length ? { extraPendingPods } : {}),
     });
+    if (built.groups.length === 0) for (const w of unmanagedGroups(objects)) onWarning?.(w);
+    for (const o of objects.nodePools) {
+      const bad = invalidBudgetSchedules(parseNodePool(o).disruption.budgets)[0];
+      if (bad) throw new CliError(`NodePool ${o.metadata?.name}: ${bad.replace(/; the budget is treated as always in force$/, '')}`);
+    }
     // As the controller: paused groups cannot grow, long-NotReady nodes take no pods.
     const held = pausedGroups(objects);
     const snapshot = holdCapacity(withStandalonePools(built, objects).snapshot, held, objects, now);
@@ -126,6 +135,27 @@ export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: 
     }
     throw err;
   }
+}
+
+/**
+ * Why no group is managed, when there are group objects: each one's missing size
+ * annotation (a plan that says only "no node groups" leaves a new user guessing).
+ */
+function unmanagedGroups(objects: ClusterObjects, shown = 5): string[] {
+  const out: string[] = [];
+  for (const o of objects.nodeGroups) {
+    let view;
+    try {
+      view = parseNodeGroupObject(o);
+    } catch {
+      continue; // the build reported it
+    }
+    if (view.kind === 'MachineSet' && resolveMachineSetGroup(view) !== view.id) continue; // its MachineDeployment's
+    const max = view.annotations[MAX_SIZE_ANNOTATION];
+    const why = max === undefined ? `no ${MAX_SIZE_ANNOTATION} annotation (the min-size one defaults to 0)` : max.trim() === '0' ? `${MAX_SIZE_ANNOTATION} is 0` : undefined;
+    if (why) out.push(`${view.kind} ${view.namespace}/${view.name}: not managed: ${why}`);
+  }
+  return out.length > shown ? [...out.slice(0, shown), `... and ${out.length - shown} more groups not managed`] : out;
 }
 
 function oneLine(s: string): string {
@@ -295,6 +325,8 @@ export const planCommand: Command = {
       if (why !== undefined) objects = loadObjects(inputs);
     }
     if (why !== undefined) {
+      const [ns, podName] = why.split('/');
+      if (!objects!.pods.some((p) => p.metadata?.namespace === ns && p.metadata?.name === podName)) throw new CliError(`plan: --why ${why}: no such pod in the input`);
       const text = explainPod(result, objects!, why);
       process.stdout.write(output === 'text' ? `${text}\n` : output === 'json' ? `${JSON.stringify({ pod: why, why: text.split('\n') }, null, 2)}\n` : stringifyYaml({ pod: why, why: text.split('\n') }));
       return 0;

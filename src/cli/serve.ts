@@ -51,7 +51,9 @@ export async function startServe(opts: ServeOptions): Promise<Serving> {
   let state: ExtenderState;
   try {
     const objects = loadObjects(readInputs([opts.snapshot]));
-    const snapshot = buildSnapshot(objects, { strict: false, onIssue: (i) => log(`snapshot ${i.severity}: ${i.message}`) });
+    // Strict, as `plan`: a snapshot with an invalid object refuses to start rather than
+    // answering /readyz ready on a model that left the object out. Warnings are logged.
+    const snapshot = buildSnapshot(objects, { strict: true, onIssue: (i) => log(`snapshot ${i.severity}: ${i.message}`) });
     state = ExtenderState.fromSnapshot(snapshot, objects.nodes);
   } catch (err) {
     if (err instanceof LoadError || err instanceof ObjectValidationError || err instanceof NodePoolError || err instanceof QuantityError) {

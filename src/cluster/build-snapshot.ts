@@ -1,4 +1,5 @@
 import type { KubernetesObject, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
+import { autoscalingOptionProblems } from '../api/autoscaling-options.js';
 import { parseCapacityAnnotations, parseScalingBounds } from '../api/capacity-annotations.js';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { LogSubject } from '../api/log.js';
@@ -255,6 +256,13 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
     const group = guard(() => {
       const bounds = parseScalingBounds(view);
       if (!bounds) return undefined;
+      // Cluster Autoscaler's per-group options: one that does not parse fails a strict
+      // build (plan) and is reported on the group otherwise, the option ignored.
+      for (const p of autoscalingOptionProblems(view.annotations)) {
+        const err = new ObjectValidationError(view.kind, view.namespace, view.name, `annotation ${p.annotation}`, p.problem);
+        if (strict) throw err;
+        report({ severity: 'error', reason: 'InvalidAnnotation', object: { kind: view.kind, namespace: view.namespace, name: view.name }, message: `${err.message}; ignored` });
+      }
       const capacity = withInfrastructureTemplate(parseCapacityAnnotations(view), view.annotations, templateCapacityOf(view));
       const ready: SnapshotNode[] = [];
       for (const n of map.nodesOfGroup.get(view.id) ?? []) {

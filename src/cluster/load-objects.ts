@@ -100,12 +100,15 @@ export function parseObjects(text: string, source = '-'): KubernetesObject[] {
   const fail = (msg: string): never => { throw new LoadError(source, msg); };
   const trimmed = text.trimStart();
   // JSON fast path: kubectl -o json output of a big cluster parses ~10x faster than through the YAML parser.
+  if (/\.json$/i.test(source) && trimmed !== '' && !trimmed.startsWith('{') && !trimmed.startsWith('[')) fail('invalid JSON: a .json file must hold a JSON object or array');
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined; // Not JSON after all (YAML flow style): fall through to YAML, which reports positions.
+    } catch (err) {
+      // A .json file is JSON: say so. Otherwise it may be YAML flow style: fall through to YAML, which reports positions.
+      if (/\.json$/i.test(source)) fail(`invalid JSON: ${(err as Error).message.split('\n')[0]!}`);
+      parsed = undefined;
     }
     if (parsed !== undefined) {
       if (Array.isArray(parsed)) parsed.forEach((v, i) => flatten(v, `item ${i + 1}`, out, fail));

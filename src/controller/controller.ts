@@ -330,7 +330,10 @@ export class Controller {
       this.workloadPools.start();
     }
     if (!this.opts.dryRun) {
-      this.poolStatus = new NodePoolStatusWriter(this.cache, this.managementClient.fenced(term), this.log, this.opts.nodePoolStatusIntervalMs, this.snapshots);
+      this.poolStatus = new NodePoolStatusWriter(
+        this.cache, this.managementClient.fenced(term), this.log, this.opts.nodePoolStatusIntervalMs, this.snapshots,
+        new EventRecorder(this.managementClient.fenced(term), this.onEventError),
+      );
       this.poolStatus.start();
       const intervalMs = this.opts.capacityStatusIntervalMs ?? 5000;
       if (this.cache.capacityBufferVersion) {

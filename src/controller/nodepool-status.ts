@@ -6,6 +6,8 @@ import { SnapshotBuilder } from '../cluster/snapshot-builder.js';
 import type { ClusterSnapshot } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { KubeClient } from '../kube/kube-client.js';
+import type { EventRecorder } from '../capi/events.js';
+import { invalidBudgetSchedules } from '../disruption/budget-schedule.js';
 
 /**
  * NodePool status: current usage (existing and in-flight nodes), member groups
@@ -47,8 +49,9 @@ export function nodePoolStatuses(
     const cond = (status: 'True' | 'False', reason: string, message: string): PoolCondition => ({
       type: 'Ready', status, reason, message, lastTransitionTime: now, ...(generation !== undefined ? { observedGeneration: generation } : {}),
     });
+    let pool;
     try {
-      parseNodePool(obj);
+      pool = parseNodePool(obj);
     } catch (err) {
       if (!(err instanceof NodePoolError)) throw err;
       out.set(name, { resources: { cpu: '0', memory: '0', nodes: '0' }, nodeGroups: [], conditions: [cond('False', 'Invalid', err.message)] });
@@ -56,10 +59,12 @@ export function nodePoolStatuses(
     }
     const used = snapshot.limits[name]?.used ?? { cpu: 0, memory: 0, nodes: 0 };
     const groups = snapshot.groups.filter((g) => g.nodePool === name).map((g) => g.id).sort();
+    const badSchedules = invalidBudgetSchedules(pool.disruption.budgets);
     out.set(name, {
       resources: { cpu: formatCpu(used.cpu), memory: formatMemory(used.memory), nodes: String(used.nodes) },
       nodeGroups: groups,
-      conditions: [groups.length > 0 || parseNodePool(obj).machineTemplate
+      conditions: [badSchedules.length > 0 ? cond('False', 'InvalidBudgetSchedule', badSchedules.join('; '))
+        : groups.length > 0 || pool.machineTemplate
         ? cond('True', 'Ready', groups.length > 0 ? `${groups.length} node group(s)` : 'standalone Machines from templates')
         : cond('False', 'NoNodeGroups', 'no managed node group matches nodeGroupSelector and requirements')],
     });
@@ -87,6 +92,8 @@ export class NodePoolStatusWriter {
     private readonly intervalMs = 10_000,
     /** Where its snapshots come from: the controller's, shared with its loops. */
     private readonly snapshots = new SnapshotBuilder(),
+    /** A Warning Event on a pool whose status turns to an invalid budget schedule. */
+    private readonly events?: EventRecorder,
   ) {}
 
   start(): void {
@@ -124,6 +131,12 @@ export class NodePoolStatusWriter {
         contentType: 'application/merge-patch+json', body: { status: next },
       });
       written++;
+      const cond = next.conditions[0]!;
+      if (this.events && cond.reason === 'InvalidBudgetSchedule') {
+        void this.events.emit({ apiVersion: NODEPOOL_API_VERSION, kind: 'NodePool', name, ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}) }, {
+          type: 'Warning', reason: 'InvalidBudgetSchedule', action: 'Validate', note: cond.message,
+        });
+      }
     }
     return written;
   }

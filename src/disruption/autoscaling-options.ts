@@ -2,7 +2,7 @@ import { parseNodeGroupObject } from '../api/capi.js';
 import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { resolveMachineSetGroup } from '../cluster/node-machine-map.js';
-import { parseDuration } from '../provisioning/provision-failures.js';
+import { parseOptionDuration, parseOptionFraction } from '../api/autoscaling-options.js';
 
 /**
  * Cluster Autoscaler's per-group scale-down options, read from the group's
@@ -13,7 +13,8 @@ import { parseDuration } from '../provisioning/provision-failures.js';
  * - `scaledownunreadytime`: the same for a NotReady node (CA's default is 20 min);
  * - `scaledownutilizationthreshold`: below this share of allocatable (the larger of
  *   cpu and memory requests) a node counts as underutilised, for consolidation.
- * An annotation that does not parse is ignored (the pool's setting stands). Pure.
+ * An annotation that does not parse is ignored here (the pool's setting stands) and
+ * reported by the snapshot build (api/autoscaling-options.ts). Pure.
  */
 
 export const SCALE_DOWN_UNNEEDED_TIME_ANNOTATION = 'cluster.x-k8s.io/autoscaling-options-scaledownunneededtime';
@@ -38,13 +39,12 @@ export interface GroupDisruption extends NodePoolDisruption {
 /** The options one group's annotations set (only the ones that parse). */
 export function parseScaleDownOptions(annotations: Readonly<Record<string, string>>): ScaleDownOptions {
   const out: ScaleDownOptions = {};
-  const unneeded = parseDuration(annotations[SCALE_DOWN_UNNEEDED_TIME_ANNOTATION]);
+  const unneeded = parseOptionDuration(annotations[SCALE_DOWN_UNNEEDED_TIME_ANNOTATION]);
   if (unneeded !== undefined) out.unneededTimeMs = unneeded;
-  const unready = parseDuration(annotations[SCALE_DOWN_UNREADY_TIME_ANNOTATION]);
+  const unready = parseOptionDuration(annotations[SCALE_DOWN_UNREADY_TIME_ANNOTATION]);
   if (unready !== undefined) out.unreadyTimeMs = unready;
-  const raw = annotations[SCALE_DOWN_UTILIZATION_THRESHOLD_ANNOTATION];
-  const threshold = raw !== undefined && /^\s*\d*\.?\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (threshold >= 0 && threshold <= 1) out.utilizationThreshold = threshold;
+  const threshold = parseOptionFraction(annotations[SCALE_DOWN_UTILIZATION_THRESHOLD_ANNOTATION]);
+  if (threshold !== undefined) out.utilizationThreshold = threshold;
   return out;
 }
 

@@ -19,6 +19,21 @@ function schedule(expr: string): CronSchedule | string {
   return s;
 }
 
+/**
+ * Each budget whose schedule does not parse, as `spec.disruption.budgets[i].schedule`
+ * with why: the CRD rejects them, but a pool stored before that rule (Helm does not
+ * upgrade CRDs) still has them; they are said, on the pool, not silently kept in force.
+ */
+export function invalidBudgetSchedules(budgets: readonly DisruptionBudget[]): string[] {
+  const out: string[] = [];
+  budgets.forEach((b, i) => {
+    if (b.schedule === undefined) return;
+    const s = schedule(b.schedule);
+    if (typeof s === 'string') out.push(`spec.disruption.budgets[${i}].schedule ${JSON.stringify(b.schedule)}: not a cron schedule (${s}); the budget is treated as always in force`);
+  });
+  return out;
+}
+
 /** True when `budget` is in force at `now` (epoch ms); undefined `now` counts every budget as in force. */
 export function budgetActive(budget: DisruptionBudget, now: number | undefined): boolean {
   if (budget.schedule === undefined || now === undefined) return true;

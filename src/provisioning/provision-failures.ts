@@ -1,3 +1,4 @@
+import { parseOptionDuration } from '../api/autoscaling-options.js';
 import type { V1Node } from '@kubernetes/client-node';
 import { PAUSED_ANNOTATION, parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
 import { NODEPOOL_LABEL, parseNodePoolOnce } from '../api/nodepool.js';
@@ -32,21 +33,6 @@ export interface ProvisionFailure {
   detail: string;
 }
 
-/** A Go duration (`15m`, `1h30m`, `90s`) or plain seconds, in ms; undefined when unreadable. */
-export function parseDuration(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const s = raw.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
-  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-  let total = 0;
-  let matched = 0;
-  for (let m = re.exec(s); m; m = re.exec(s)) {
-    total += Number(m[1]) * unit[m[2]!]!;
-    matched = re.lastIndex;
-  }
-  return matched === s.length && matched > 0 ? total : undefined;
-}
 
 /** Why CAPI reports this Machine failed, or undefined if it does not. */
 export function machineFailure(obj: UnstructuredObject): string | undefined {
@@ -124,7 +110,7 @@ export function findProvisionFailures(
     const since = created(obj);
     if (since === undefined) continue;
     const group = groupById.get(groupId);
-    const maxMs = parseDuration(group?.annotations[MAX_NODE_PROVISION_TIME_ANNOTATION]) ?? defaultMaxProvisionMs;
+    const maxMs = parseOptionDuration(group?.annotations[MAX_NODE_PROVISION_TIME_ANNOTATION]) ?? defaultMaxProvisionMs;
     const deadline = since + maxMs;
     if (deadline <= now) {
       failures.push({ ...base, kind: 'timeout', detail: `Machine ${view.namespace}/${view.name} is not a Ready node ${Math.round((now - since) / 1000)} s after it was created (max node provision time ${Math.round(maxMs / 1000)} s)` });

@@ -173,6 +173,15 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
         expect(() => parseNodePool(obj)).to.throw();
       });
     }
+
+    it('rejects a budget schedule that is not cron (422 from the schema; issue 25, item 4)', async () => {
+      const obj = { apiVersion: 'headroom.dev/v1alpha1', kind: 'NodePool', metadata: { name: `${ns}-sched` }, spec: { nodeGroupSelector: {}, disruption: { budgets: [{ nodes: '0', schedule: 'every day', duration: '8h' }] } } };
+      const err = await client.request('POST', base, { body: obj }).then(() => undefined, (e: unknown) => e);
+      if (!err) await client.request('DELETE', `${base}/${ns}-sched`);
+      expect(err).to.be.instanceOf(KubeApiError);
+      expect((err as KubeApiError).status).to.equal(422);
+      expect((err as KubeApiError).message).to.match(/schedule/);
+    });
   });
 
   describe('ClusterCache', () => {

@@ -27,6 +27,12 @@ metadata: {name: default}
 `;
 
 describe('loadObjects', () => {
+  it('a .json file that is not JSON says invalid JSON, not invalid YAML (issue 25, item 8)', () => {
+    expect(() => parseObjects('{"kind": "Pod", "apiVersion": "v1",}', 'pods.json')).to.throw(LoadError, /^pods\.json: invalid JSON: /);
+    expect(() => parseObjects('kind: Pod\napiVersion: v1\n', 'pods.json')).to.throw(LoadError, /^pods\.json: invalid JSON: /);
+    expect(parseObjects('{kind: Pod, apiVersion: v1}', 'pods.yaml')).to.have.length(1);
+  });
+
   it('reads multi-document YAML into buckets, ignoring unknown kinds', () => {
     const o = loadObjects(multiDoc);
     expect(o.pods.map((p) => p.metadata?.name)).to.deep.equal(['web-1']);

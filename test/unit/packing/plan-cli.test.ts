@@ -131,6 +131,13 @@ describe('headroom plan', function () {
     expect(stricter.stderr).to.match(/warning: MachineDeployment default\/workers-m: held, neither scaled up nor down: NodePool m selects it/);
   });
 
+  it('--why for a pod that is not in the input exits non-zero with one line (issue 25, item 8)', async () => {
+    const r = await headroom(['plan', '-f', 'test/fixtures/example-cluster.yaml', '--why', 'default/no-such-pod']);
+    expect(r.code).to.equal(1);
+    expect(r.stderr.trim().split('\n')).to.have.length(1);
+    expect(r.stderr).to.match(/--why default\/no-such-pod: no such pod in the input/);
+  });
+
   it('exits non-zero with one line naming the object and the field on bad input', async () => {
     const cases = [
       ['bad-quantity.yaml', /MachineDeployment default\/small: annotation capacity.cluster-autoscaler.kubernetes.io\/memory: invalid quantity "12Qi"/],

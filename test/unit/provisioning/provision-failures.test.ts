@@ -1,10 +1,11 @@
 import { expect } from 'chai';
+import { parseOptionDuration } from '../../../src/api/autoscaling-options.js';
 import type { V1Node } from '@kubernetes/client-node';
 import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
 import { emptyClusterObjects } from '../../../src/cluster/objects.js';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import {
-  GroupBackoff, MAX_NODE_PROVISION_TIME_ANNOTATION, findProvisionFailures, holdCapacity, parseDuration, pausedGroups,
+  GroupBackoff, MAX_NODE_PROVISION_TIME_ANNOTATION, findProvisionFailures, holdCapacity, pausedGroups,
 } from '../../../src/provisioning/provision-failures.js';
 import { isTrigger } from '../../../src/provisioning/triggers.js';
 import { planFromInputs, planText } from '../../../src/cli/plan.js';
@@ -36,12 +37,12 @@ function objects(annotations: Record<string, string> = {}) {
 
 describe('provisioning failures', () => {
   it('parses Go durations and plain seconds, and refuses the rest', () => {
-    expect(parseDuration('15m')).to.equal(900_000);
-    expect(parseDuration('1h30m')).to.equal(5_400_000);
-    expect(parseDuration('2.5s')).to.equal(2500);
-    expect(parseDuration('250ms')).to.equal(250);
-    expect(parseDuration('90')).to.equal(90_000);
-    for (const bad of ['', 'soon', '15 m', '-5m', '5m garbage']) expect(parseDuration(bad), bad).to.equal(undefined);
+    expect(parseOptionDuration('15m')).to.equal(900_000);
+    expect(parseOptionDuration('1h30m')).to.equal(5_400_000);
+    expect(parseOptionDuration('2.5s')).to.equal(2500);
+    expect(parseOptionDuration('250ms')).to.equal(250);
+    expect(parseOptionDuration('90')).to.equal(90_000);
+    for (const bad of ['', 'soon', '15 m', '-5m', '5m garbage']) expect(parseOptionDuration(bad), bad).to.equal(undefined);
   });
 
   it('gives up on a Machine without a Ready node after the max provision time, and says when the next one is due', () => {

@@ -129,6 +129,21 @@ describe('headroom serve', function () {
     });
   });
 
+  it('refuses to start on a snapshot with an invalid object, naming it, as plan does (issue 25, item 4)', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, `${SNAPSHOT}---
+apiVersion: v1
+kind: Pod
+metadata: {name: greedy, namespace: shop}
+spec:
+  containers: [{name: c, image: i, resources: {requests: {cpu: lots}}}]
+`);
+    const { code, stderr } = await cli(['serve', '--snapshot', bad, '--host', '127.0.0.1', '--port', '0', '--no-tls']);
+    expect(code).to.equal(1);
+    expect(stderr.split('\n')).to.have.length(1);
+    expect(stderr).to.match(/Pod shop\/greedy: .*cpu/);
+  });
+
   it('fails with one line when the port is taken', async () => {
     const serving = await startServe({ snapshot: file, host: '127.0.0.1', port: 0, tls: false, service: 'h', namespace: 'n' });
     try {
