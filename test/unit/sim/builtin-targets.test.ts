@@ -22,6 +22,11 @@ const SEED = 1;
 
 /** trace/check -> the bound today's figure sets where the target is not met yet. */
 const MISSES: Record<string, number> = {
+  // Measured at seed 1 when the gate landed: 1.172 and 1.161 (the noisy multi-day's spare and churn).
+  'multi-day-noisy/cost/reactive': 1.18,
+  'multi-day-noisy/cost/oracle': 1.17,
+  // 1.061: two predicted pods on top of a burst that fills 25 large nodes exactly change the packing and the scale-down after it.
+  'flash-burst/cost/reactive': 1.07,
 };
 
 interface Check {

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
-import { POLICY_FACTORIES, simulationSnapshot } from '../../../src/sim/policies.js';
+import { policyFactory, simulationSnapshot } from '../../../src/sim/policies.js';
 import { runTrace } from '../../../src/sim/run.js';
 import { TraceError, type Trace } from '../../../src/sim/trace.js';
 import { group, podTemplate, trace } from './fixtures.js';
 
 const buffer = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'autoscaling.x-k8s.io/v1beta1', kind: 'CapacityBuffer', metadata: { name }, spec });
 
+/** Headroom without prediction: its spare would add to the buffer's nodes, and these count the buffer's alone. */
 async function headroom(t: Trace) {
-  const r = await runTrace(t, { seed: 1, policies: [{ name: 'headroom', factory: POLICY_FACTORIES.headroom }], buildSnapshot: simulationSnapshot });
+  const r = await runTrace(t, { seed: 1, policies: [{ name: 'headroom', factory: policyFactory('headroom', { prediction: false }) }], buildSnapshot: simulationSnapshot });
   return r.policies.headroom!;
 }
 
