@@ -60,7 +60,9 @@ describe('solve on the benchmark inputs', () => {
   });
 });
 
-describe('SolverPool', () => {
+describe('SolverPool', function () {
+  // Worker start and solves wait on a 2-core machine that other suites load (CI timed out at 20 s and 60 s).
+  this.timeout(180_000);
   let pool: SolverPool;
   before(() => { pool = new SolverPool().start(1); });
   after(() => pool.destroy());
@@ -83,7 +85,7 @@ describe('SolverPool', () => {
   });
 
   it('bounds a worker\'s young generation, which a large solve would otherwise grow and keep committed', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     // Three solves of 8,000 pending pods: enough to grow V8's default nursery, sized from this process's heap limit.
     const big = benchSnapshot(8000, 'mixed', 11);
     for (let i = 0; i < 3; i++) await pool.solve(big);
