@@ -91,7 +91,9 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
       const parsed = parseNodePool(got);
       expect(parsed.limits).to.deep.equal({ cpu: 64_000, memory: 256 * 2 ** 30, nodes: 10 });
       expect(parsed.disruption.consolidateAfterMs).to.equal(300_000);
-      expect(parsed.prediction).to.equal(undefined);
+      // spec.prediction defaults to {} (on, ADR 0145), and its fields to the parser's defaults.
+      expect(got.spec?.prediction).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10 });
+      expect(parsed.prediction).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10 });
       await client.request('DELETE', `${base}/${name}`);
     });
 
@@ -104,8 +106,8 @@ describe('controller on a real apiserver: NodePool CRD, cluster cache, CAPI actu
         },
       });
       const got = await client.get<UnstructuredObject>(`${base}/${name}`);
-      expect(got.spec?.prediction).to.deep.equal({ enabled: false, quantile: 0.9, maxExtraCostPerHour: '2.5', maxPredictedNodes: 4 });
-      expect(parseNodePool(got).prediction).to.deep.equal({ enabled: false, quantile: 0.9, maxExtraCostPerHour: 2.5, maxPredictedNodes: 4 });
+      expect(got.spec?.prediction).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10, maxExtraCostPerHour: '2.5', maxPredictedNodes: 4 });
+      expect(parseNodePool(got).prediction).to.deep.equal({ enabled: true, quantile: 0.9, maxSparePercent: 10, maxExtraCostPerHour: 2.5, maxPredictedNodes: 4 });
       await client.request('DELETE', `${base}/${name}`);
     });
 
