@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
+import { strictProblem } from './known-fields.js';
 import { emptyClusterObjects, type ClusterObjects } from './objects.js';
 
 /**
@@ -8,7 +9,9 @@ import { emptyClusterObjects, type ClusterObjects } from './objects.js';
  * YAML, a JSON object or `List`, or `kubectl get -o yaml|json` output (kind: List,
  * also nested). The CLI reads files, directories and stdin and passes their text.
  * Kinds Headroom does not use are ignored; a later object with the same kind,
- * namespace and name replaces an earlier one (so overlays can be layered).
+ * namespace and name replaces an earlier one (so overlays can be layered). Unknown
+ * fields and misspelt kinds are refused, as `kubectl apply --validate=strict` does
+ * (known-fields.ts).
  */
 
 /** Unparseable input: names the source and the document (and line when known). */
@@ -135,8 +138,8 @@ function identity(obj: KubernetesObject): string {
 }
 
 /**
- * Reads one or more sources into ClusterObjects. Objects of unknown kinds are
- * ignored; duplicates (same group, kind, namespace, name) keep the last one.
+ * Reads one or more sources into ClusterObjects. Objects of kinds Headroom does not
+ * read are ignored; an unknown field or a misspelt kind throws LoadError; duplicates (same group, kind, namespace, name) keep the last one.
  */
 export function loadObjects(input: string | LoadInput | readonly LoadInput[]): ClusterObjects {
   const inputs: readonly LoadInput[] = typeof input === 'string' ? [{ source: '-', text: input }] : Array.isArray(input) ? input : [input as LoadInput];
@@ -144,6 +147,8 @@ export function loadObjects(input: string | LoadInput | readonly LoadInput[]): C
   let anonymous = 0;
   for (const { source, text } of inputs) {
     for (const obj of parseObjects(text, source)) {
+      const problem = strictProblem(obj);
+      if (problem) throw new LoadError(source, problem);
       const bucket = bucketOf(obj);
       if (!bucket) continue;
       const key = obj.metadata?.name ? identity(obj) : `#${anonymous++}`;

@@ -7,6 +7,7 @@ import { type NodeGroupView, parseNodeGroupObject } from '../api/capi.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { CAPACITY_BUFFER_GROUP, parseCapacityBuffer } from '../api/capacity-buffer.js';
 import { ObjectValidationError } from '../api/validation-error.js';
+import { findUnknownField } from '../cluster/known-fields.js';
 import { parseQuantity } from '../scheduling/quantity.js';
 import { parseCron } from './cron.js';
 import { parseDuration } from './duration.js';
@@ -291,6 +292,9 @@ class Validator {
   template(x: unknown, path: string): V1PodTemplateSpec {
     const o = this.obj(x, path);
     this.known(o, path, ['metadata', 'spec']);
+    // Deeper, the fields of Kubernetes' PodTemplateSpec, as `plan -f` checks them.
+    const unknown = findUnknownField(o, 'V1PodTemplateSpec', path);
+    if (unknown) this.fail(unknown[0], unknown[1]);
     const meta = this.obj(o.metadata ?? {}, `${path}.metadata`);
     const labels = this.obj(meta.labels ?? {}, `${path}.metadata.labels`);
     for (const [k, v] of Object.entries(labels)) if (typeof v !== 'string') this.fail(`${path}.metadata.labels["${k}"]`, 'must be a string');

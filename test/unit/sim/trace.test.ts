@@ -114,6 +114,7 @@ describe('sim trace parsing', () => {
     ['broken YAML', () => {}, /invalid YAML/],
     ['bad duration', (t) => { t.duration = '5q'; }, /^trace "t": duration: invalid duration "5q"/],
     ['unknown top-level field', (t) => { t.workload = []; }, /^trace "t": workload: unknown field/],
+    ['unknown pod spec field', (t) => { t.workloads[0].template.spec.nodeSelecter = {}; }, /^trace "t": workloads\[0\]\.template\.spec\.nodeSelecter: unknown field \(did you mean nodeSelector\?\)/],
     ['bad quantity', (t) => { t.workloads[0].template.spec.containers[0].resources.requests.cpu = '12Qi'; },
       /workloads\[0\]\.template\.spec\.containers\[0\]\.resources\.requests\.cpu: invalid quantity "12Qi"/],
     ['unmanaged group', (t) => { delete t.nodeGroups[0].object.metadata.annotations['cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size']; delete t.nodeGroups[0].object.metadata.annotations['cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size']; },
