@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { main } from '../../../src/cli/main.js';
 
 /** Runs main() with console output captured. */
@@ -22,6 +23,16 @@ describe('headroom main', () => {
     const r = await run(['--help']);
     expect(r.code).to.equal(0);
     for (const name of ['plan', 'simulate', 'controller', 'serve', 'dev-cluster']) expect(r.out).to.match(new RegExp(`^  ${name} `, 'm'));
+  });
+
+  it('prints the version of package.json with --version and exits 0 (issue 25, item 8)', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const argv of [['--version'], ['version']]) {
+      const r = await run(argv);
+      expect(r.code).to.equal(0);
+      expect(r.out).to.equal(`headroom ${version}`);
+    }
+    expect((await run(['--help'])).out).to.contain('headroom --version');
   });
 
   it('exits 2 with one line for no command or an unknown one', async () => {
