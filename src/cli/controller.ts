@@ -40,6 +40,9 @@ Options:
   --disruption true|false        remove nodes that stay empty (DaemonSet pods only) past consolidateAfter,
                                  and expired nodes whose pods fit elsewhere (default true; false
                                  with --pod-namespace unless given)
+  --drain-timeout DURATION       how long a node's drain waits for its evicted pods to go before the node is
+                                 kept (a Go duration; default 10m). Set it above the pods' longest
+                                 terminationGracePeriodSeconds (Cluster Autoscaler's --max-graceful-termination-sec)
   --prediction true|false        learn demand per workload (Deployments, StatefulSets, Jobs, CronJobs,
                                  HPAs) and hold capacity for forecasts in NodePools whose
                                  spec.prediction.enabled is true (default true)
@@ -118,6 +121,7 @@ export const controllerCommand: Command = {
     'batch-idle-duration': { type: 'string' },
     'batch-max-duration': { type: 'string' },
     disruption: { type: 'string' },
+    'drain-timeout': { type: 'string' },
     prediction: { type: 'string' },
     'prediction-state-configmap': { type: 'string' },
     'boot-horizon': { type: 'string' },
@@ -178,6 +182,16 @@ export const controllerCommand: Command = {
       bootHorizonMs = null;
     }
     if (bootHorizonMs === null || bootHorizonMs <= 0) throw new UsageError(`controller: --boot-horizon must be a positive Go duration such as 90s or 3m, got "${bootRaw}"`);
+    const drainRaw = values['drain-timeout'] as string | undefined;
+    let drainTimeoutMs: number | null = null;
+    if (drainRaw !== undefined) {
+      try {
+        drainTimeoutMs = parseDuration(drainRaw);
+      } catch {
+        drainTimeoutMs = null;
+      }
+      if (drainTimeoutMs === null || drainTimeoutMs <= 0) throw new UsageError(`controller: --drain-timeout must be a positive Go duration such as 90s or 10m, got "${drainRaw}"`);
+    }
     const webhookRaw = values['webhook-address'] as string | undefined;
     const webhook = webhookRaw === undefined ? undefined : parseAddress(webhookRaw, '--webhook-address');
     const tlsDir = values['tls-dir'] as string | undefined;
@@ -218,6 +232,7 @@ export const controllerCommand: Command = {
       dryRun: values['dry-run'] === true,
       ...(expendablePodsPriorityCutoff === undefined ? {} : { expendablePodsPriorityCutoff }),
       ...(disruptionRaw === undefined ? {} : { disruption: disruptionRaw === 'true' ? {} : false as const }),
+      ...(drainTimeoutMs === null ? {} : { drainTimeoutMs }),
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       provisioningRequestBookingMs: bookingMs,

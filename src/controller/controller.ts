@@ -100,6 +100,8 @@ export interface ControllerOptions {
    * it. Default on, except with workloadScope.namespace (then only when given explicitly).
    */
   disruption?: DisruptorOptions | false;
+  /** How long a drain waits for evicted pods before keeping the node (`--drain-timeout`; default DEFAULT_DRAIN's 10 min). */
+  drainTimeoutMs?: number;
   onDisruption?: (r: DisruptionReport) => void;
   /**
    * Prediction (issue 13): watch workloads, learn their demand and, in NodePools with
@@ -316,6 +318,7 @@ export class Controller {
         // Capacity to keep: buffers and every booking.
         // The Disruptor keeps what the forecast needs over the keep window, not only what is provisioned for now.
         extraPendingPods: withForecast(combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])]), 'keepPods'),
+        ...(this.opts.drainTimeoutMs ? { drain: { timeoutMs: this.opts.drainTimeoutMs } } : {}),
         ...(this.opts.disruption ?? {}),
       });
       this.disruptor.start();

@@ -46,6 +46,8 @@ describe('headroom controller CLI', function () {
     [['--solver-threads', 'many'], /--solver-threads/],
     [['--solver-priority', 'realtime'], /--solver-priority must be one of idle, low, normal, got "realtime"/],
     [['--expendable-pods-priority-cutoff', 'low'], /--expendable-pods-priority-cutoff must be a whole number \(an int32 priority\), got "low"/],
+    [['--drain-timeout', '600'], /--drain-timeout must be a positive Go duration such as 90s or 10m, got "600"/],
+    [['--drain-timeout', '0s'], /--drain-timeout must be a positive Go duration/],
     [['--no-such-flag'], /Unknown option/],
   ];
   let results: ReturnType<typeof runCli>;
