@@ -1,4 +1,7 @@
+import type { V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
 import type { ClusterObjects } from '../cluster/objects.js';
+import type { DecisionReason, PredictionDecision } from '../prediction/predictor.js';
+import { PREDICTION_OPT_OUT_ANNOTATION, PREDICTION_OPT_OUT_VALUE } from '../prediction/settings.js';
 import type { PlanResult } from './plan.js';
 
 /**
@@ -30,4 +33,41 @@ export function explainPod(result: PlanResult, objects: ClusterObjects, key: str
     lines.push('Headroom does not plan for it (not a pod it provisions for: e.g. a DaemonSet pod, scheduling gated, another scheduler, or outside the watched scope)');
   }
   return lines.join('\n');
+}
+
+/** The reasons a prediction decision gives, as plan words them for an HPA that is scaling up. */
+const HPA_REASON: Partial<Record<DecisionReason, (d: PredictionDecision) => string>> = {
+  'opted-out': () => `the workload opts out of prediction (${PREDICTION_OPT_OUT_ANNOTATION}: ${PREDICTION_OPT_OUT_VALUE})`,
+  'no-template': () => 'none of its pods in the input carries a pod template to copy',
+  'no-pool': () => 'no node group it fits is in a NodePool with prediction on (spec.prediction.enabled: false, or no group fits its pods)',
+  'not-rising': (d) => `its ${d.forecast.current} pods in the input are already as many as the HPA wants: they are planned as real pods`,
+  'below-one-node': (d) => `the ${d.excess} pod(s) coming are less than one node's worth, and prediction acts on a rise of at least one node (they are left to the HPA and the next scale-up)`,
+  capped: (d) => `held to ${d.pods} of ${d.excess} pod(s) by its NodePool's spec.prediction caps: maxSparePercent (a rise under one node's worth is held as spare, within it), maxPredictedNodes, maxExtraCostPerHour`,
+};
+
+/**
+ * One line per HorizontalPodAutoscaler whose desired replicas are above its current ones
+ * but whose workload got fewer predicted pods than the difference, saying why (issue 25,
+ * item 8: such an HPA otherwise looks ignored).
+ */
+export function hpasWithoutPredictedPods(objects: ClusterObjects, decisions: readonly PredictionDecision[]): string[] {
+  const byKey = new Map(decisions.map((d) => [d.key, d]));
+  const out: string[] = [];
+  for (const h of (objects.horizontalPodAutoscalers ?? []) as V2HorizontalPodAutoscaler[]) {
+    const ref = h.spec?.scaleTargetRef;
+    const ns = h.metadata?.namespace || 'default';
+    const current = h.status?.currentReplicas ?? 0;
+    const desired = Math.min(h.status?.desiredReplicas ?? 0, h.spec?.maxReplicas ?? Infinity);
+    if (!ref?.kind || !ref.name || desired <= current) continue;
+    const d = byKey.get(`${ref.kind}/${ns}/${ref.name}`);
+    const head = `HorizontalPodAutoscaler ${ns}/${h.metadata?.name}: desired ${desired} above current ${current}, but`;
+    if (!d) {
+      out.push(`${head} no predicted pods: no pod of its ${ref.kind} ${ns}/${ref.name} is in the input (predicted pods copy a running pod's template)`);
+      continue;
+    }
+    if (d.pods >= d.excess) continue;
+    const why = HPA_REASON[d.reason]?.(d) ?? `prediction decided "${d.reason}"`;
+    out.push(`${head} ${d.pods === 0 ? 'no predicted pods' : `${d.pods} predicted pod(s)`}: ${why}`);
+  }
+  return out;
 }

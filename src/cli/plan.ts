@@ -23,7 +23,7 @@ import { QuantityError } from '../scheduling/quantity.js';
 import { holdCapacity, pausedGroups } from '../provisioning/provision-failures.js';
 import { type Command, CliError, UsageError } from './command.js';
 import { readLiveObjects } from './plan-live.js';
-import { explainPod } from './plan-why.js';
+import { explainPod, hpasWithoutPredictedPods } from './plan-why.js';
 import { parsePriorityCutoff } from './priority-cutoff-flag.js';
 import { stringify as stringifyYaml } from 'yaml';
 
@@ -107,7 +107,9 @@ export async function planFromObjects(loaded: ClusterObjects, onWarning?: (msg: 
     // spec.prediction.enabled.
     const groups = buildSnapshot(objects, { strict: true }).groups;
     const input = withClusterSignals(predictionInput(objects, groups, poolSettings(objects.nodePools), now), objects, new Map(), new Map());
-    const forecast = evaluatePrediction(emptyPredictionState(), input).pods;
+    const prediction = evaluatePrediction(emptyPredictionState(), input);
+    const forecast = prediction.pods;
+    for (const w of hpasWithoutPredictedPods(objects, prediction.decisions)) onWarning?.(w);
     const extraPendingPods = [...capacityBufferPods(objects), ...provisioningRequestPods(objects), ...forecast];
     const built = buildSnapshot(objects, {
       strict: true,
