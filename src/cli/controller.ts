@@ -97,6 +97,18 @@ function positiveMs(raw: string | undefined, flag: string, dflt: number): number
   return Number(raw);
 }
 
+/** A positive Go duration in ms; `example` names a typical value in the one-line error. */
+function positiveDuration(raw: string, flag: string, example: string): number {
+  let ms: number | null;
+  try {
+    ms = parseDuration(raw);
+  } catch {
+    ms = null;
+  }
+  if (ms === null || ms <= 0) throw new UsageError(`controller: ${flag} must be a positive Go duration such as 90s or ${example}, got "${raw}"`);
+  return ms;
+}
+
 function parseAddress(raw: string, flag = '--metrics-address'): { host: string; port: number } | undefined {
   if (raw === '0') return undefined;
   const m = /^(.*):(\d{1,5})$/.exec(raw);
@@ -174,24 +186,9 @@ export const controllerCommand: Command = {
     if (!DNS_SUBDOMAIN.test(stateName) || stateName.length > 240) {
       throw new UsageError(`controller: --prediction-state-configmap must be a DNS subdomain name of at most 240 characters, got "${stateName}"`);
     }
-    const bootRaw = (values['boot-horizon'] as string | undefined) ?? '3m';
-    let bootHorizonMs: number | null;
-    try {
-      bootHorizonMs = parseDuration(bootRaw);
-    } catch {
-      bootHorizonMs = null;
-    }
-    if (bootHorizonMs === null || bootHorizonMs <= 0) throw new UsageError(`controller: --boot-horizon must be a positive Go duration such as 90s or 3m, got "${bootRaw}"`);
+    const bootHorizonMs = positiveDuration((values['boot-horizon'] as string | undefined) ?? '3m', '--boot-horizon', '3m');
     const drainRaw = values['drain-timeout'] as string | undefined;
-    let drainTimeoutMs: number | null = null;
-    if (drainRaw !== undefined) {
-      try {
-        drainTimeoutMs = parseDuration(drainRaw);
-      } catch {
-        drainTimeoutMs = null;
-      }
-      if (drainTimeoutMs === null || drainTimeoutMs <= 0) throw new UsageError(`controller: --drain-timeout must be a positive Go duration such as 90s or 10m, got "${drainRaw}"`);
-    }
+    const drainTimeoutMs = drainRaw === undefined ? null : positiveDuration(drainRaw, '--drain-timeout', '10m');
     const webhookRaw = values['webhook-address'] as string | undefined;
     const webhook = webhookRaw === undefined ? undefined : parseAddress(webhookRaw, '--webhook-address');
     const tlsDir = values['tls-dir'] as string | undefined;
