@@ -318,8 +318,7 @@ export class Controller {
         // Capacity to keep: buffers and every booking.
         // The Disruptor keeps what the forecast needs over the keep window, not only what is provisioned for now.
         extraPendingPods: withForecast(combinePredictedSources([capacityBufferPods, bookedPods, ...(this.opts.predictedSources ?? [])]), 'keepPods'),
-        ...(this.opts.drainTimeoutMs ? { drain: { timeoutMs: this.opts.drainTimeoutMs } } : {}),
-        ...(this.opts.disruption ?? {}),
+        ...withDrainTimeout(this.opts.disruption ?? {}, this.opts.drainTimeoutMs),
       });
       this.disruptor.start();
     }
@@ -472,4 +471,10 @@ export class Controller {
     this.elector?.abandon();
     this.cache.stop();
   }
+}
+
+/** The Disruptor's options with `--drain-timeout` as its drain's timeout (a drain the options turn off stays off). */
+export function withDrainTimeout(options: DisruptorOptions, drainTimeoutMs: number | undefined): DisruptorOptions {
+  if (!drainTimeoutMs || options.drain === false) return options;
+  return { ...options, drain: { timeoutMs: drainTimeoutMs, ...options.drain } };
 }
