@@ -37,8 +37,10 @@ function planOf(dra: PodDevices, table: DraTable): Plan {
   let p = plans.get(dra);
   if (p && p.table === table) return p;
   const order = sortNeed(needFor(dra, 1, undefined), table);
-  p = { table, sigs: order.map((e) => e[0]), own: order.map((e) => dra.own[e[0]] ?? 0), shared: [] };
-  for (let i = 0; i < p.sigs.length; i++) p.shared.push(order[i]![1] - p.own[i]!);
+  const sigs = order.map((e) => e[0]);
+  const own = order.map((e) => dra.own[e[0]] ?? 0);
+  const shared = order.map((e, i) => e[1] - own[i]!);
+  p = { table, sigs, own, shared };
   plans.set(dra, p);
   return p;
 }
@@ -122,6 +124,13 @@ function needFor(dra: PodDevices, n: number, placed: ReadonlySet<string> | undef
     for (const sig in s.devices) need.set(sig, (need.get(sig) ?? 0) + s.devices[sig]!);
   }
   return [...need];
+}
+
+/** Whether the pod's claims need any device before any of them is placed (a node without devices then never runs it). */
+export function needsDevices(dra: PodDevices): boolean {
+  if (hasOwn(dra)) return true;
+  for (const s of dra.shared) for (const _ in s.devices) return true;
+  return false;
 }
 
 /** Why the pod's claims rule a node out whatever its free devices (undefined: they do not). */

@@ -118,7 +118,7 @@ export function draBenchInput(count: number, seed = 42): DraBenchInput {
     deviceClasses: [
       { apiVersion: R, kind: 'DeviceClass', metadata: { name: DRIVER }, spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }] } },
       { apiVersion: R, kind: 'DeviceClass', metadata: { name: 'hopper' }, spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }, { cel: { expression: `device.attributes["${DRIVER}"].architecture == "Hopper"` } }] } },
-    ] as KubernetesObject[],
+    ] as unknown as KubernetesObject[],
   };
   for (const [, k] of KINDS) {
     if (k.template) objects.resourceClaimTemplates.push({ apiVersion: R, kind: 'ResourceClaimTemplate', metadata: { name: k.template, namespace: NS }, spec: { spec: k.spec } } as KubernetesObject);
