@@ -83,8 +83,8 @@ describe('DRA selector reads and the verdict memo', () => {
       index: fc.option(fc.bigInt(0n, 5n), { nil: undefined }),
       uuid: fc.option(fc.string({ maxLength: 3 }), { nil: undefined }),
     });
-    const device = fc.tuple(attrs, fc.option(fc.constantFrom(16, 40, 80), { nil: undefined }), fc.boolean()).map(([a, mem, other], i) => {
-      const d = dev(`d${i}`, Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as Record<string, string | bigint>, mem);
+    const device = fc.tuple(attrs, fc.option(fc.constantFrom(16, 40, 80), { nil: undefined }), fc.boolean()).map(([a, mem, other]): Device => {
+      const d = dev('d', Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as Record<string, string | bigint>, mem);
       return other ? { ...d, driver: 'other.example.com' } : d;
     });
     fc.assert(fc.property(fc.subarray(EXPRS, { minLength: 1 }), fc.array(device, { minLength: 1, maxLength: 12 }), (exprs, devices) => {
