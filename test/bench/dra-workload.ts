@@ -16,7 +16,8 @@ import { CAPACITY_TYPE, HOSTNAME, INSTANCE_TYPE, ZONE, instanceTypeGroups, rng }
  * - 20% one A100 with at least 80Gi (request selectors on productName and capacity);
  * - 15% four GPUs of DeviceClass `hopper` (class selectors on the driver and architecture);
  * - 15% two GPUs whose driverVersion is above 550 (a semver selector);
- * - 10% in fives sharing one ResourceClaim (one GPU of `gpu.nvidia.com`), as inference replicas share a GPU.
+ * - 10% in fives sharing one ResourceClaim (one GPU of `gpu.nvidia.com`), as inference replicas
+ *   of one workload share a GPU (the five have the same requests).
  *
  * Half the template pods' claims exist already (generated, named in status), half not yet.
  * Node groups: Karpenter's 2,000 CPU-only groups (workload.ts) and five GPU types offered
@@ -174,14 +175,14 @@ export function draBenchInput(count: number, seed = 42): DraBenchInput {
 
   // Pending pods.
   const pendingPods: SchedulingPod[] = [];
-  let sharedClaim: { name: string; left: number } | undefined;
+  let sharedClaim: { name: string; left: number; requests: Resources } | undefined;
   for (let i = 0; i < count; i++) {
     const x = (i + 0.5) / count;
     let acc = 0;
     let k = KINDS[KINDS.length - 1]![1];
     for (const [share, kind] of KINDS) { acc += share; if (x < acc) { k = kind; break; } }
     const name = `pod-${i}`;
-    const requests: Resources = { [CPU]: pick(CPUS), [MEMORY]: pick(MEMS) * GiB, [PODS]: 1 };
+    let requests: Resources = { [CPU]: pick(CPUS), [MEMORY]: pick(MEMS) * GiB, [PODS]: 1 };
     let ref: PodClaimRef;
     let kindName: string;
     if (k.template) {
@@ -194,10 +195,12 @@ export function draBenchInput(count: number, seed = 42): DraBenchInput {
       kindName = k.template;
     } else {
       if (!sharedClaim || sharedClaim.left === 0) {
-        sharedClaim = { name: `shared-${i}`, left: k.share! };
+        // The pods of one claim are replicas of one workload: the same requests.
+        sharedClaim = { name: `shared-${i}`, left: k.share!, requests };
         objects.resourceClaims.push({ apiVersion: R, kind: 'ResourceClaim', metadata: { name: sharedClaim.name, namespace: NS }, spec: k.spec } as KubernetesObject);
       }
       sharedClaim.left--;
+      requests = sharedClaim.requests;
       ref = { name: 'gpu', claim: sharedClaim.name };
       kindName = 'shared';
     }
