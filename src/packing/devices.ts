@@ -16,15 +16,70 @@ const EMPTY_TABLE: DraTable = { atomsOf: {}, describe: {} };
 
 type Need = Array<[string, number]>;
 
-/** Takes (or, with `apply` false, only checks) `need` from `free`; true when all of it fits. */
-function assign(need: Need, free: Resources, table: DraTable, apply: boolean): boolean {
+/**
+ * A pod's device demand ordered as assign() walks it (most constrained signature
+ * first, ties in the order needFor() makes them), split into what each pod of the
+ * class needs alone and what its shared claims need once: for n pods with none of
+ * its shared claims placed, signature i needs `own[i] * n + shared[i]`. Made once per
+ * PodDevices and table (the packers ask per node, group and pod count).
+ */
+interface Plan {
+  table: DraTable;
+  sigs: string[];
+  own: number[];
+  shared: number[];
+  /** The reason of deviceStaticReason when the devices do not fit, made when first needed. */
+  describe?: string;
+}
+const plans = new WeakMap<PodDevices, Plan>();
+
+function planOf(dra: PodDevices, table: DraTable): Plan {
+  let p = plans.get(dra);
+  if (p && p.table === table) return p;
+  const order = sortNeed(needFor(dra, 1, undefined), table);
+  const sigs = order.map((e) => e[0]);
+  const own = order.map((e) => dra.own[e[0]] ?? 0);
+  const shared = order.map((e, i) => e[1] - own[i]!);
+  p = { table, sigs, own, shared };
+  plans.set(dra, p);
+  return p;
+}
+
+function sortNeed(need: Need, table: DraTable): Need {
+  return need.slice().sort((a, b) => (table.atomsOf[a[0]]?.length ?? 0) - (table.atomsOf[b[0]]?.length ?? 0));
+}
+
+/** Whether none of the pod's shared claims is placed yet (then its cached plan applies). */
+function nonePlaced(dra: PodDevices, placed: ReadonlySet<string> | undefined): boolean {
+  if (!placed || placed.size === 0) return true;
+  for (const s of dra.shared) if (placed.has(s.claim)) return false;
+  return true;
+}
+
+/** Free devices (positive counts) of the atoms serving plan entry i. */
+function freeFor(p: Plan, i: number, free: Resources): number {
+  const atoms = p.table.atomsOf[p.sigs[i]!] ?? [];
+  let sum = 0;
+  for (let j = 0; j < atoms.length; j++) {
+    const have = free[atoms[j]!] ?? 0;
+    if (have > 0) sum += have;
+  }
+  return sum;
+}
+
+/** assign() on a cached plan for n pods. */
+function assignPlan(p: Plan, n: number, free: Resources, apply: boolean): boolean {
+  // One signature and only a check: it fits when its atoms hold enough between them.
+  if (!apply && p.sigs.length === 1) return p.own[0]! * n + p.shared[0]! <= freeFor(p, 0, free);
   const scratch: Resources = apply ? free : {};
-  const get = (k: string) => (k in scratch ? scratch[k]! : free[k] ?? 0);
-  const order = need.slice().sort((a, b) => (table.atomsOf[a[0]]?.length ?? 0) - (table.atomsOf[b[0]]?.length ?? 0));
-  for (const [sig, count] of order) {
-    let left = count;
-    for (const atom of table.atomsOf[sig] ?? []) {
-      const have = get(atom);
+  const atomsOf = p.table.atomsOf;
+  for (let i = 0; i < p.sigs.length; i++) {
+    let left = p.own[i]! * n + p.shared[i]!;
+    if (left === 0) continue;
+    const atoms = atomsOf[p.sigs[i]!] ?? [];
+    for (let j = 0; j < atoms.length; j++) {
+      const atom = atoms[j]!;
+      const have = atom in scratch ? scratch[atom]! : free[atom] ?? 0;
       if (have <= 0) continue;
       const take = have < left ? have : left;
       scratch[atom] = have - take;
@@ -36,6 +91,31 @@ function assign(need: Need, free: Resources, table: DraTable, apply: boolean): b
   return true;
 }
 
+/** Takes (or, with `apply` false, only checks) `need` from `free`; true when all of it fits. */
+function assign(need: Need, free: Resources, table: DraTable, apply: boolean): boolean {
+  const scratch: Resources = apply ? free : {};
+  const order = sortNeed(need, table);
+  for (const [sig, count] of order) {
+    let left = count;
+    for (const atom of table.atomsOf[sig] ?? []) {
+      const have = atom in scratch ? scratch[atom]! : free[atom] ?? 0;
+      if (have <= 0) continue;
+      const take = have < left ? have : left;
+      scratch[atom] = have - take;
+      left -= take;
+      if (left === 0) break;
+    }
+    if (left > 0) return false;
+  }
+  return true;
+}
+
+/** Whether n pods' devices fit `free` (taking them when `apply`), through the cached plan when it applies. */
+function fits(dra: PodDevices, n: number, free: Resources, table: DraTable, placed: ReadonlySet<string> | undefined, apply: boolean): boolean {
+  if (nonePlaced(dra, placed)) return assignPlan(planOf(dra, table), n, free, apply);
+  return assign(needFor(dra, n, placed), free, table, apply);
+}
+
 function needFor(dra: PodDevices, n: number, placed: ReadonlySet<string> | undefined): Need {
   const need = new Map<string, number>();
   for (const sig in dra.own) need.set(sig, (need.get(sig) ?? 0) + dra.own[sig]! * n);
@@ -44,6 +124,13 @@ function needFor(dra: PodDevices, n: number, placed: ReadonlySet<string> | undef
     for (const sig in s.devices) need.set(sig, (need.get(sig) ?? 0) + s.devices[sig]!);
   }
   return [...need];
+}
+
+/** Whether the pod's claims need any device before any of them is placed (a node without devices then never runs it). */
+export function needsDevices(dra: PodDevices): boolean {
+  if (hasOwn(dra)) return true;
+  for (const s of dra.shared) for (const _ in s.devices) return true;
+  return false;
 }
 
 /** Why the pod's claims rule a node out whatever its free devices (undefined: they do not). */
@@ -59,7 +146,10 @@ export function deviceStaticReason(
     const bad = sigs.find((s) => blocked.includes(s));
     if (bad) return `DRA selector error on a device (${t.describe[bad] ?? bad})`;
   }
-  if (!assign(needFor(dra, 1, undefined), capacity, t, false)) return `insufficient DRA devices (${describeNeed(dra, t)})`;
+  if (!fits(dra, 1, capacity, t, undefined, false)) {
+    const p = planOf(dra, t);
+    return (p.describe ??= `insufficient DRA devices (${describeNeed(dra, t)})`);
+  }
   return undefined;
 }
 
@@ -70,13 +160,18 @@ function pinnedMatches(sel: V1NodeSelector, labels: Record<string, string>, node
 /** How many of `max` pods the bin's free devices take (shared claims already placed there cost nothing). */
 export function deviceAllowance(dra: PodDevices, free: Resources, table: DraTable | undefined, placed: ReadonlySet<string> | undefined, max: number): number {
   const t = table ?? EMPTY_TABLE;
-  if (!assign(needFor(dra, 1, placed), free, t, false)) return 0;
-  if (Object.keys(dra.own).length === 0) return max;
+  if (!fits(dra, 1, free, t, placed, false)) return 0;
+  if (!hasOwn(dra)) return max;
+  if (nonePlaced(dra, placed)) {
+    // One signature: the largest n with own * n + shared <= its free devices (what the search below finds).
+    const p = planOf(dra, t);
+    if (p.sigs.length === 1) return Math.min(max, Math.floor((freeFor(p, 0, free) - p.shared[0]!) / p.own[0]!));
+  }
   let lo = 1;
   let hi = max;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (assign(needFor(dra, mid, placed), free, t, false)) lo = mid;
+    if (fits(dra, mid, free, t, placed, false)) lo = mid;
     else hi = mid - 1;
   }
   return lo;
@@ -86,9 +181,14 @@ export function deviceAllowance(dra: PodDevices, free: Resources, table: DraTabl
 export function takeDevices(dra: PodDevices, n: number, free: Resources, used: Resources | undefined, table: DraTable | undefined, placed: Set<string>): void {
   const t = table ?? EMPTY_TABLE;
   const before = used ? { ...free } : undefined;
-  if (!assign(needFor(dra, n, placed), free, t, true)) throw new Error('takeDevices: the devices do not fit (allowance not checked)');
+  if (!fits(dra, n, free, t, placed, true)) throw new Error('takeDevices: the devices do not fit (allowance not checked)');
   for (const s of dra.shared) placed.add(s.claim);
   if (used && before) for (const k in before) if (free[k] !== before[k]) used[k] = (used[k] ?? 0) + (before[k]! - free[k]!);
+}
+
+function hasOwn(dra: PodDevices): boolean {
+  for (const _ in dra.own) return true;
+  return false;
 }
 
 export function describeNeed(dra: PodDevices, table: DraTable): string {

@@ -3,13 +3,13 @@ import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects } from '../scheduling/pod-affinity.js';
 import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
-import type { PodDevices } from '../scheduling/dra/pod-devices.js';
+import { isDeviceResource, type PodDevices } from '../scheduling/dra/pod-devices.js';
 import { type Resources, addInto, subtract } from '../scheduling/resources.js';
 import { HARD_TAINT_EFFECTS, formatTaint, untoleratedTaint } from '../scheduling/taints.js';
 import { HOSTNAME, resolveSpread, spreadSelects } from '../scheduling/topology-spread.js';
 import { volumeTopologyReason } from '../scheduling/volume-topology.js';
 import type { Bin, GroupInfo } from './bins.js';
-import { deviceAllowance, deviceStaticReason, takeDevices } from './devices.js';
+import { deviceAllowance, deviceStaticReason, needsDevices, takeDevices } from './devices.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { GroupRoom } from './group-room.js';
 import type { UnschedulablePod } from './plan.js';
@@ -206,7 +206,13 @@ export class PackingState {
   }
 
   groupFeasible(cl: ClassLevel, gi: number): boolean {
-    if (cl.groupFeasible === EMPTY) cl.groupFeasible = new Uint8Array(this.groups.length);
+    if (cl.groupFeasible === EMPTY) {
+      cl.groupFeasible = new Uint8Array(this.groups.length);
+      // A pod that needs DRA devices never runs on a group whose nodes have none:
+      // marked at once (staticReason would say so group by group).
+      const devices = cl.cls.proto.devices;
+      if (devices && needsDevices(devices)) for (const i of this.devicelessGroups()) cl.groupFeasible[i] = 2;
+    }
     let v = cl.groupFeasible[gi]!;
     if (v === 0) {
       const g = this.groups[gi]!;
@@ -214,6 +220,19 @@ export class PackingState {
       cl.groupFeasible[gi] = v;
     }
     return v === 1;
+  }
+
+  private deviceless: number[] | undefined;
+
+  /** Indices of the groups whose new nodes offer no DRA device. */
+  private devicelessGroups(): number[] {
+    if (!this.deviceless) {
+      this.deviceless = [];
+      for (let i = 0; i < this.groups.length; i++) {
+        if (!Object.keys(this.groups[i]!.capacity).some(isDeviceResource)) this.deviceless.push(i);
+      }
+    }
+    return this.deviceless;
   }
 
   existingFeasible(cl: ClassLevel, bin: Bin): boolean {

@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- --json] [-- --sizes 1000,5000] [-- --no-consolidation]`: Headroom's packer against a
  * Karpenter-style first-fit-decreasing baseline on Karpenter's benchmark inputs
- * (see workload.ts). Each measurement runs in a child process of its own so peak
+ * (see workload.ts), and on a DRA GPU cluster of the same size (dra-workload.ts: its
+ * time includes the snapshot builder's DRA step). Each measurement runs in a child process of its own so peak
  * RSS is per solver; figures are from one run after a JIT warm-up.
  */
 import { execFileSync } from 'node:child_process';
@@ -21,27 +22,27 @@ if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const log = (msg: string) => { if (!values.json) console.error(msg); };
 
-interface Run { ms: number; cpuMs: number; podsPerSecond: number; cpuPodsPerSecond: number; nodes: number; costPerHour: number; unschedulable: number; peakRssMb: number }
+interface Run { ms: number; cpuMs: number; draMs?: number; podsPerSecond: number; cpuPodsPerSecond: number; nodes: number; costPerHour: number; unschedulable: number; peakRssMb: number }
 
 function child(script: string, args: string[]): string {
   return execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', here(script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
 }
 
-function runOne(solver: string, mix: Mix, pods: number): Run {
+function runOne(solver: string, mix: Mix | 'dra', pods: number): Run {
   return JSON.parse(child('./run-one.ts', ['--solver', solver, '--mix', mix, '--pods', String(pods)])) as Run;
 }
 
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
-const results: Array<{ solver: string; mix: Mix; pods: number; podsPerSecond: number; nodes: number; costPerHour: number; peakRssMb: number }> = [];
-const extra: Array<{ cpuPodsPerSecond: number; unschedulable: number }> = [];
+const results: Array<{ solver: string; mix: Mix | 'dra'; pods: number; podsPerSecond: number; nodes: number; costPerHour: number; peakRssMb: number }> = [];
+const extra: Array<{ cpuPodsPerSecond: number; unschedulable: number; draMs?: number }> = [];
 const lowerBounds = new Map<number, number>();
 for (const pods of sizes) {
-  for (const mix of ['mixed', 'plain'] as const) {
+  for (const mix of ['mixed', 'plain', 'dra'] as const) {
     for (const solver of ['headroom', 'ffd']) {
       log(`running ${solver} ${mix} ${pods} ...`);
       const r = runOne(solver, mix, pods);
       results.push({ solver, mix, pods, podsPerSecond: round(r.podsPerSecond, 0), nodes: r.nodes, costPerHour: round(r.costPerHour), peakRssMb: round(r.peakRssMb, 1) });
-      extra.push({ cpuPodsPerSecond: round(r.cpuPodsPerSecond, 0), unschedulable: r.unschedulable });
+      extra.push({ cpuPodsPerSecond: round(r.cpuPodsPerSecond, 0), unschedulable: r.unschedulable, ...(r.draMs !== undefined ? { draMs: round(r.draMs, 0) } : {}) });
     }
   }
   lowerBounds.set(pods, lowerBound(benchSnapshot(pods, 'plain')));
@@ -73,11 +74,12 @@ if (!values['no-consolidation']) {
 if (values.json) {
   console.log(JSON.stringify({ results, plain, eventLoopLag, consolidation }));
 } else {
-  const rows = [['solver', 'mix', 'pods', 'pods/s', 'pods/s (cpu)', 'nodes', 'cost/h', 'vs ffd', 'peak RSS MB', 'unsched']];
+  const rows = [['solver', 'mix', 'pods', 'pods/s', 'pods/s (cpu)', 'nodes', 'cost/h', 'vs ffd', 'peak RSS MB', 'unsched', 'dra step ms']];
   results.forEach((r, i) => {
     const base = results.find((x) => x.solver === 'ffd' && x.mix === r.mix && x.pods === r.pods)!;
     rows.push([r.solver, r.mix, String(r.pods), String(r.podsPerSecond), String(extra[i]!.cpuPodsPerSecond), String(r.nodes),
-      r.costPerHour.toFixed(2), `${(r.costPerHour / base.costPerHour).toFixed(3)}x`, r.peakRssMb.toFixed(1), String(extra[i]!.unschedulable)]);
+      r.costPerHour.toFixed(2), `${(r.costPerHour / base.costPerHour).toFixed(3)}x`, r.peakRssMb.toFixed(1), String(extra[i]!.unschedulable),
+      extra[i]!.draMs !== undefined ? String(extra[i]!.draMs) : '']);
   });
   const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => c.padStart(w[i]!)).join('  '));

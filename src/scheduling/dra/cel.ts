@@ -116,6 +116,14 @@ export interface CompiledSelector {
   expression: string;
   /** Domains the expression names as string literals: they read as empty maps when a device has none. */
   domains: string[];
+  /**
+   * All the expression reads of a device, when that is known: `driver` for `device.driver`,
+   * and JSON `["attributes" | "capacity", domain, name]` for the named entries
+   * `device.attributes["domain"].name` / `device.capacity["domain"].name`. Devices equal
+   * on these (see deviceReadKey) get the same verdict.
+   * Undefined when the expression uses the device otherwise (a whole map, a comprehension).
+   */
+  reads?: string[];
   evaluate(device: Device): SelectorVerdict;
 }
 
@@ -133,21 +141,141 @@ function attributeCel(v: DeviceAttribute): unknown {
   return typeof v === 'object' ? semverValue(v.version) : v;
 }
 
+/** A device's attributes and capacity as CEL maps, converted once per device (CEL does not change its input). */
+const converted = new WeakMap<Device, { attributes: Map<string, Map<string, unknown>>; capacity: Map<string, Map<string, unknown>> }>();
+
+function convert(d: Device): { attributes: Map<string, Map<string, unknown>>; capacity: Map<string, Map<string, unknown>> } {
+  let c = converted.get(d);
+  if (!c) {
+    const attributes = new Map<string, Map<string, unknown>>();
+    for (const [domain, attrs] of Object.entries(d.attributes)) {
+      attributes.set(domain, new Map(Object.entries(attrs).map(([k, v]) => [k, attributeCel(v)])));
+    }
+    const capacity = new Map<string, Map<string, unknown>>();
+    for (const [domain, caps] of Object.entries(d.capacity)) {
+      capacity.set(domain, new Map(Object.entries(caps).map(([k, v]) => [k, quantityValue(v)])));
+    }
+    c = { attributes, capacity };
+    converted.set(d, c);
+  }
+  return c;
+}
+
+const EMPTY_DOMAIN: ReadonlyMap<string, unknown> = new Map();
+
+/** The device as a selector naming `domains` reads it: a domain it lacks is an empty map. */
 function deviceInput(d: Device, domains: readonly string[]): Record<string, unknown> {
-  const attributes = new Map<string, Map<string, unknown>>();
-  for (const [domain, attrs] of Object.entries(d.attributes)) {
-    attributes.set(domain, new Map(Object.entries(attrs).map(([k, v]) => [k, attributeCel(v)])));
-  }
-  const capacity = new Map<string, Map<string, unknown>>();
-  for (const [domain, caps] of Object.entries(d.capacity)) {
-    capacity.set(domain, new Map(Object.entries(caps).map(([k, v]) => [k, quantityValue(v)])));
-  }
+  const base = convert(d);
+  let attributes = base.attributes;
+  let capacity = base.capacity;
   for (const domain of domains) {
-    if (!attributes.has(domain)) attributes.set(domain, new Map());
-    if (!capacity.has(domain)) capacity.set(domain, new Map());
+    if (!attributes.has(domain)) {
+      if (attributes === base.attributes) attributes = new Map(attributes);
+      attributes.set(domain, EMPTY_DOMAIN as Map<string, unknown>);
+    }
+    if (!capacity.has(domain)) {
+      if (capacity === base.capacity) capacity = new Map(capacity);
+      capacity.set(domain, EMPTY_DOMAIN as Map<string, unknown>);
+    }
   }
   return { driver: d.driver, attributes, capacity };
 }
+
+type Node = { exprKind?: { case?: string; value?: Record<string, unknown> } };
+
+const kindOf = (e: unknown) => (e as Node | undefined)?.exprKind?.case;
+const valueOf = (e: unknown) => (e as Node).exprKind!.value as Record<string, unknown>;
+const isDeviceIdent = (e: unknown) => kindOf(e) === 'identExpr' && valueOf(e).name === 'device';
+function stringConst(e: unknown): string | undefined {
+  if (kindOf(e) !== 'constExpr') return undefined;
+  const c = valueOf(e).constantKind as { case?: string; value?: unknown } | undefined;
+  return c?.case === 'stringValue' && typeof c.value === 'string' ? c.value : undefined;
+}
+/** `device.attributes["d"]` or `device.capacity["d"]` -> `["attributes","d"]` (JSON), else undefined. */
+function domainAccess(e: unknown): string | undefined {
+  if (kindOf(e) !== 'callExpr') return undefined;
+  const c = valueOf(e);
+  const args = c.args as unknown[];
+  if (c.function !== '_[_]' || c.target || args.length !== 2) return undefined;
+  if (kindOf(args[0]) !== 'selectExpr') return undefined;
+  const sel = valueOf(args[0]);
+  if (!isDeviceIdent(sel.operand) || sel.testOnly || (sel.field !== 'attributes' && sel.field !== 'capacity')) return undefined;
+  const domain = stringConst(args[1]);
+  return domain === undefined ? undefined : JSON.stringify([sel.field, domain]);
+}
+
+/** A named entry read, as JSON `[kind, domain, name]`. */
+const read = (domain: string, name: string) => `${domain.slice(0, -1)},${JSON.stringify(name)}]`;
+
+/**
+ * What of the device a parsed expression reads (see CompiledSelector.reads), or
+ * undefined when it reads more than named entries. Conservative: any use of `device`
+ * outside the recognised forms, or a comprehension variable named `device`, gives up.
+ */
+function deviceReads(root: unknown): string[] | undefined {
+  const reads = new Set<string>();
+  const walk = (e: unknown): boolean => {
+    const kind = kindOf(e);
+    if (kind === undefined || kind === 'constExpr') return true;
+    const v = valueOf(e);
+    switch (kind) {
+      case 'identExpr':
+        return v.name !== 'device';
+      case 'selectExpr': {
+        if (isDeviceIdent(v.operand)) {
+          if (v.field === 'driver' && !v.testOnly) { reads.add('driver'); return true; }
+          return false;
+        }
+        const dom = domainAccess(v.operand);
+        if (dom !== undefined) { reads.add(read(dom, v.field as string)); return true; }
+        return walk(v.operand);
+      }
+      case 'callExpr': {
+        const args = v.args as unknown[];
+        if (v.function === '_[_]' && !v.target && args.length === 2) {
+          const dom = domainAccess(args[0]);
+          const name = stringConst(args[1]);
+          if (dom !== undefined && name !== undefined) { reads.add(read(dom, name)); return true; }
+        }
+        if (v.function === '@in' && !v.target && args.length === 2) {
+          const dom = domainAccess(args[1]);
+          const name = stringConst(args[0]);
+          if (dom !== undefined && name !== undefined) { reads.add(read(dom, name)); return true; }
+        }
+        if (domainAccess(e) !== undefined) return false;
+        if (v.target !== undefined && !walk(v.target)) return false;
+        return args.every(walk);
+      }
+      case 'listExpr':
+        return (v.elements as unknown[]).every(walk);
+      case 'structExpr':
+        return (v.entries as Array<{ keyKind?: { case?: string; value?: unknown }; value?: unknown }>)
+          .every((en) => (en.keyKind?.case !== 'mapKey' || walk(en.keyKind.value)) && walk(en.value));
+      case 'comprehensionExpr':
+        if (v.iterVar === 'device' || v.iterVar2 === 'device' || v.accuVar === 'device') return false;
+        return ['iterRange', 'accuInit', 'loopCondition', 'loopStep', 'result'].every((k) => walk(v[k]));
+      default:
+        return false;
+    }
+  };
+  return walk(root) ? [...reads].sort() : undefined;
+}
+
+/** A key equal for devices equal on what `reads` (CompiledSelector.reads) names: they get the same verdicts. */
+export function deviceReadKey(d: Device, reads: readonly string[]): string {
+  const parts: unknown[] = [];
+  for (const r of reads) {
+    if (r === 'driver') { parts.push(d.driver); continue; }
+    let parsed = parsedReads.get(r);
+    if (!parsed) { parsed = JSON.parse(r) as ['attributes' | 'capacity', string, string]; parsedReads.set(r, parsed); }
+    const [kind, domain, name] = parsed;
+    const map = (kind === 'attributes' ? d.attributes : d.capacity)[domain];
+    // Absent domain, absent entry, or the value (Object.hasOwn: names are the driver's strings).
+    parts.push(map === undefined ? 0 : Object.hasOwn(map, name) ? [map[name]] : 1);
+  }
+  return JSON.stringify(parts, (_k, v: unknown) => (typeof v === 'bigint' ? { int: String(v) } : v));
+}
+const parsedReads = new Map<string, ['attributes' | 'capacity', string, string]>();
 
 /**
  * Compiles a selector. Throws UnmodelableSelector when it does not parse. An
@@ -157,15 +285,19 @@ function deviceInput(d: Device, domains: readonly string[]): Record<string, unkn
  */
 export function compileSelector(expression: string): CompiledSelector {
   let run: (ctx: { device: Record<string, unknown> }) => unknown;
+  let parsed: ReturnType<typeof parse>;
   try {
-    run = plan(ENV, parse(expression)) as unknown as typeof run;
+    parsed = parse(expression);
+    run = plan(ENV, parsed) as unknown as typeof run;
   } catch (err) {
     throw new UnmodelableSelector(`CEL expression ${JSON.stringify(expression)} does not parse: ${(err as Error).message}`);
   }
   const domains = [...expression.matchAll(/"([^"\\]*)"|'([^'\\]*)'/g)].map((m) => m[1] ?? m[2] ?? '').filter((s) => s.length > 0);
+  const reads = deviceReads(parsed.expr);
   return {
     expression,
     domains,
+    ...(reads ? { reads } : {}),
     evaluate(device: Device): SelectorVerdict {
       let r: unknown;
       try {

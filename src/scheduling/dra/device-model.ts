@@ -1,4 +1,4 @@
-import { compileSelector, UnmodelableSelector, type CompiledSelector, type SelectorVerdict } from './cel.js';
+import { compileSelector, deviceReadKey, UnmodelableSelector, type CompiledSelector, type SelectorVerdict } from './cel.js';
 import type { DeviceRequest } from './claim.js';
 import { deviceId, deviceShapeKey, type Device } from './device.js';
 import { DEVICE_RESOURCE_PREFIX, type DraTable } from './pod-devices.js';
@@ -25,7 +25,7 @@ export interface DeviceCapacity {
 /**
  * The device model of one snapshot: the signatures the pods' requests use (a
  * DeviceClass's selectors plus the request's), then each device evaluated against
- * every signature, memoized by device shape (nodes of one kind publish identical
+ * every signature, memoized by what the selectors read of a device (else its whole shape: nodes of one kind publish identical
  * devices). Requests first (signature), devices after (capacity), then table().
  */
 export class DeviceModel {
@@ -35,6 +35,8 @@ export class DeviceModel {
   private readonly verdicts = new Map<string, { atom: string | undefined; blocked: string[] }>();
   private readonly atomSigs = new Map<string, string[]>();
   private sealed = false;
+  /** What the signatures' selectors read of a device (undefined: one reads more than named entries); made when sealed. */
+  private reads: string[] | undefined | null = null;
 
   constructor(private readonly classes: ReadonlyMap<string, DeviceClassModel>) {}
 
@@ -84,8 +86,22 @@ export class DeviceModel {
     return true;
   }
 
+  /**
+   * Verdicts are memoized per device key: what the selectors read of the device when
+   * they all say (devices with unique uuids still share verdicts), else its whole shape.
+   */
+  private deviceKey(d: Device): string {
+    if (this.reads === null) {
+      const all = new Set<string>();
+      let known = true;
+      for (const sig of this.sigs) for (const s of sig.selectors) { if (s.reads) for (const r of s.reads) all.add(r); else known = false; }
+      this.reads = known ? [...all].sort() : undefined;
+    }
+    return this.reads ? deviceReadKey(d, this.reads) : deviceShapeKey(d);
+  }
+
   private classify(d: Device): { atom: string | undefined; blocked: string[] } {
-    const key = deviceShapeKey(d);
+    const key = this.deviceKey(d);
     let hit = this.verdicts.get(key);
     if (hit) return hit;
     const matched: number[] = [];

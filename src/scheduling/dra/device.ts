@@ -107,5 +107,6 @@ export function countedGpuDevices(driver: string, count: number, pool: string): 
 
 /** A key equal for devices a selector cannot tell apart (driver, attributes, capacity), for memoizing. */
 export function deviceShapeKey(d: Device): string {
-  return JSON.stringify([d.driver, d.attributes, d.capacity], (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+  // A bigint becomes an object, so no string attribute can spell it ("5n" is not 5).
+  return JSON.stringify([d.driver, d.attributes, d.capacity], (_k, v: unknown) => (typeof v === 'bigint' ? { int: String(v) } : v));
 }

@@ -191,6 +191,39 @@ describe('DRA in the packers', () => {
     expect(build({ 'capacity.cluster-autoscaler.kubernetes.io/gpu-type': 'nvidia.com/gpu' }).groups[0]!.template.allocatable).to.include({ 'nvidia.com/gpu': 2 });
   });
 
+  it('template-resource-slices: a missing slice is reported on the group, which then offers no devices; a named slice wins over dra-driver + gpu-count', () => {
+    const sel = [`device.attributes["${DRIVER}"].model == "a100"`];
+    const { plan: p, issues } = plan([
+      md('gone', { 'headroom.dev/template-resource-slices': 'no-such-slice', 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '8' }),
+      deviceClass('gpu'), template('a100', 1, sel),
+      pod('a', [{ name: 'gpu', resourceClaimTemplateName: 'a100' }]),
+    ]);
+    expect(issues.map((i) => i.message).join('\n')).to.match(/MachineDeployment default\/gone: annotation headroom\.dev\/template-resource-slices: ResourceSlice no-such-slice not found/);
+    expect(p.scaleUps).to.deep.equal([]);
+    expect(p.unschedulable[0]?.reason).to.match(/insufficient DRA devices \(1 × class gpu, 1 selector\)/);
+
+    // With the slice there, its two A100s are what a new node offers, not the annotations' eight attribute-less GPUs.
+    const { plan: q } = plan([
+      md('named', { 'headroom.dev/template-resource-slices': 'a100s', 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '8' }),
+      slice('template-a100', gpus(2, 'a100'), { name: 'a100s' }),
+      deviceClass('gpu'), template('a100', 1, sel),
+      ...[0, 1, 2].map((i) => pod(`a-${i}`, [{ name: 'gpu', resourceClaimTemplateName: 'a100' }], { owner: 'a' })),
+    ]);
+    expect(scaled(q)).to.deep.equal({ named: 2 });
+    expect(q.unschedulable).to.deep.equal([]);
+  });
+
+  it('an attribute selector on a group with only dra-driver + gpu-count scales nothing (its devices have no such attribute), and says so', () => {
+    const { plan: p } = plan([
+      md('ca', { 'capacity.cluster-autoscaler.kubernetes.io/dra-driver': DRIVER, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': '4' }),
+      deviceClass('gpu'), template('a100', 1, [`device.attributes["${DRIVER}"].model == "a100"`]),
+      pod('a', [{ name: 'gpu', resourceClaimTemplateName: 'a100' }]),
+    ]);
+    expect(p.scaleUps).to.deep.equal([]);
+    expect(p.unschedulable).to.have.length(1);
+    expect(p.unschedulable[0]!.reason).to.match(/DRA selector error on a device \(class gpu, 1 selector\): MachineDeployment\/default\/ca/);
+  });
+
   it('learns a group\'s devices from its Ready node\'s slices, and reports a bad gpu-count', () => {
     const machine = {
       apiVersion: 'cluster.x-k8s.io/v1beta1', kind: 'Machine',
