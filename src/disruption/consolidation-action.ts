@@ -42,7 +42,7 @@ export async function judgeAction(set: readonly ConsolidationCandidate[], ctx: A
   const totals = totalsFor(set, ctx.totals);
   // The best this set can do is save all its price: below the bar even then, no solve is needed.
   if (consolidationScore(price, disruption, totals) < ctx.minScore || price <= 0) return { ok: false, why: 'saving too small for the disruption' };
-  const what = await evaluateRemoval(ctx.snapshot, new Set(set.map((c) => c.node.name)), ctx.solve, ctx.baseline);
+  const what = await evaluateRemoval(ctx.snapshot, new Set(set.map((c) => c.node.name)), ctx.solve, ctx.baseline, price);
   if (what.kind === 'refused') return { ok: false, why: what.why };
   if (what.kind === 'delete') return { ok: true, score: consolidationScore(price, disruption, totals) };
   const saved = price - what.pricePerHour;

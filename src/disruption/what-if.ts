@@ -4,6 +4,7 @@ import { newNodeCount } from '../packing/solve-options.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
 import type { SolveSnapshot } from './expiry.js';
 import { podsToMove } from './pods.js';
+import { pendingRoomShort } from './room.js';
 
 /**
  * The what-if behind every consolidation: the snapshot without a set of nodes, their
@@ -39,12 +40,17 @@ export function withoutNodes(snapshot: ClusterSnapshot, names: ReadonlySet<strin
 /**
  * What removing `names` would take. `baseline` is the plan for the snapshot as it is
  * (only needed when predicted pods are pending; without it nothing is pending).
+ * `replacementBelow`: the caller takes a replacement only when it costs less than this
+ * (consolidation: the set's price), which bounds the room checked before the solve.
  */
 export async function evaluateRemoval(
-  snapshot: ClusterSnapshot, names: ReadonlySet<string>, solve: SolveSnapshot, baseline?: Plan,
+  snapshot: ClusterSnapshot, names: ReadonlySet<string>, solve: SolveSnapshot, baseline?: Plan, replacementBelow?: number,
 ): Promise<WhatIf> {
   const { snapshot: what, moved } = withoutNodes(snapshot, names);
   if (moved.length === 0) return { kind: 'delete' };
+  const base = { newNodes: baseline ? newNodeCount(baseline) : 0, newPrice: baseline?.cost.addedPerHour ?? 0, unschedulable: baseline?.unschedulable.length ?? 0 };
+  const short = pendingRoomShort(snapshot, names, moved, base, replacementBelow);
+  if (short) return { kind: 'refused', why: short };
   const plan = await solve(what);
   const movedKeys = new Set(moved.map((p) => p.key));
   const lost = plan.unschedulable.filter((u) => movedKeys.has(u.pod)).length;

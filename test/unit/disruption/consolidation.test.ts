@@ -256,5 +256,53 @@ describe('consolidation decisions', () => {
       const w2 = await evaluateRemoval(two, new Set(['n0', 'n1']), (s) => solve(s));
       expect(w2).to.deep.include({ kind: 'refused' });
     });
+
+    it('refuses without a solve when predicted demand fills the room the moved pods would need', async () => {
+      const g = withReplicas(group('md', { cpu: '4', memory: '16Gi', price: 0.2 }), 2);
+      const predicted = Array.from({ length: 3 }, (_, i) => ({ ...pod(`spare-${i}`, { owner: 'web', cpu: '1', memory: '1Gi' }), predicted: true }));
+      const snap = snapshot({
+        groups: [g],
+        nodes: [node('a', { groupId: g.id, bound: pods('web', 'a', 1) }), node('b', { groupId: g.id, bound: pods('web', 'b', 1) })],
+        pendingPods: predicted,
+      });
+      const baseline = solve(snap);
+      let solves = 0;
+      const counted = (s: ClusterSnapshot) => { solves++; return solve(s); };
+      // b has 3 cpu free, all three taken by the spare: a's pod fits only with a new node, which costs as much as a.
+      const what = await evaluateRemoval(snap, new Set(['a']), counted, baseline, g.pricePerHour);
+      expect(what).to.deep.equal({ kind: 'refused', why: 'predicted demand would no longer fit' });
+      expect(solves).to.equal(0);
+      // Without the spare, the same removal is solved and accepted.
+      const bare = { ...snap, pendingPods: [] };
+      expect(await evaluateRemoval(bare, new Set(['a']), counted, undefined, g.pricePerHour)).to.deep.equal({ kind: 'delete' });
+      expect(solves).to.equal(1);
+    });
+
+    it('the room bound never refuses a what-if the solve would accept (random clusters with predicted pods)', async () => {
+      let seed = 7;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      let accepted = 0;
+      for (let t = 0; t < 60; t++) {
+        const groups = [withReplicas(group('s', { cpu: '2', memory: '8Gi', price: 0.1 }), 3), withReplicas(group('l', { cpu: '8', memory: '32Gi', price: 0.35 }), 3)];
+        const nodes = Array.from({ length: 3 + Math.floor(rand() * 4) }, (_, i) => {
+          const gr = groups[i % 2]!;
+          const cpu = i % 2 === 0 ? 2 : 8;
+          return node(`n${i}`, { groupId: gr.id, cpu: String(cpu), memory: `${cpu * 4}Gi`, bound: pods('web', `n${i}`, Math.floor(rand() * cpu), '1') });
+        });
+        const pendingPods = Array.from({ length: Math.floor(rand() * 8) }, (_, i) => ({ ...pod(`p${t}-${i}`, { owner: 'web', cpu: `${250 * (1 + Math.floor(rand() * 6))}m`, memory: '1Gi' }), predicted: true }));
+        const snap = snapshot({ groups, nodes, pendingPods });
+        const baseline = pendingPods.length > 0 ? solve(snap) : undefined;
+        for (const n of nodes) {
+          const price = groups.find((gr) => gr.id === n.groupId)!.pricePerHour;
+          const bounded = await evaluateRemoval(snap, new Set([n.name]), (s) => solve(s), baseline, price);
+          const unbounded = await evaluateRemoval(snap, new Set([n.name]), (s) => solve(s), baseline);
+          if (unbounded.kind === 'delete' || (unbounded.kind === 'replace' && unbounded.pricePerHour < price - 1e-9)) {
+            accepted++;
+            expect(bounded.kind, `${t} ${n.name}`).to.equal(unbounded.kind);
+          }
+        }
+      }
+      expect(accepted).to.be.greaterThan(10);
+    });
   });
 });
