@@ -213,10 +213,25 @@ async function runArm(prediction: boolean, logDir: string): Promise<ArmResult> {
     let peakNodes = 0;
     for (const step of series) {
       await sleepUntil(episodeAt + step.at);
-      await c.request('PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/web/scale`, {
-        body: { spec: { replicas: step.replicas } }, contentType: 'application/merge-patch+json',
-      });
-      const [items, ns, held] = await Promise.all([pods(), nodes(), predictionMetrics(port)]);
+      // A connection reset on a loaded machine is retried, as the HPA's next sync would write again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await c.request('PATCH', `/apis/apps/v1/namespaces/${NS}/deployments/web/scale`, {
+            body: { spec: { replicas: step.replicas } }, contentType: 'application/merge-patch+json',
+          });
+          break;
+        } catch (err) {
+          if (attempt >= 3 || !/socket hang up|ECONNRESET|ECONNREFUSED|ETIMEDOUT/.test(String(err))) throw err;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+      // The timeline is for the failure message only: a failed look leaves a gap, not a failed run.
+      const seen = await Promise.all([pods(), nodes(), predictionMetrics(port)]).catch(() => undefined);
+      if (!seen) {
+        timeline.push(`${step.at / 1000}s:${step.replicas}r/?`);
+        continue;
+      }
+      const [items, ns, held] = seen;
       const ready = ns.filter(isNodeReady).length;
       peakNodes = Math.max(peakNodes, ns.length);
       timeline.push(`${step.at / 1000}s:${step.replicas}r/${items.filter((p) => !p.spec?.nodeName).length}p/${ready}n${held}`);
