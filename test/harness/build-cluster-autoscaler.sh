@@ -34,7 +34,12 @@ SRC="$(cd "$SRC" && pwd)"
 
 # The commit: from git when the checkout is a work tree, else from a COMMIT file
 # (written next to a `git archive` export), else "unknown" (then never cached as a match).
-commit="$(git -C "$SRC" rev-parse HEAD 2>/dev/null || cat "$SRC/COMMIT" 2>/dev/null || echo unknown)"
+# (A checkout's own top level only: an export unpacked inside some other repository is not that repository's HEAD.)
+if [[ "$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null)" == "$SRC" ]]; then
+  commit="$(git -C "$SRC" rev-parse HEAD)"
+else
+  commit="$(cat "$SRC/COMMIT" 2>/dev/null || echo unknown)"
+fi
 # The version the source says it is: cluster-autoscaler/version/version.go.
 src_version="$(sed -nE 's/^(var|const) ClusterAutoscalerVersion = "([^"]+)".*/\2/p' "$SRC/cluster-autoscaler/version/version.go" 2>/dev/null || true)"
 if [[ -n "$src_version" && "$src_version" != "$CA_VERSION" ]]; then
