@@ -114,14 +114,14 @@ export const SCENARIOS: readonly Scenario[] = [
     description: 'many small pods: 80 x 500m/1Gi at once',
     groups: SIZED_GROUPS,
     steps: [{ at: 0, kind: 'pods', name: 'small', count: 80, cpu: '500m', memory: '1Gi' }],
-    windowS: 150, settleS: 300,
+    windowS: 120, settleS: 300,
   },
   {
     name: 'large-burst',
     description: 'a few large pods: 6 x 6 cpu/12Gi at once (no 4-cpu node fits one)',
     groups: SIZED_GROUPS,
     steps: [{ at: 0, kind: 'pods', name: 'large', count: 6, cpu: '6', memory: '12Gi' }],
-    windowS: 150, settleS: 300,
+    windowS: 120, settleS: 300,
   },
   {
     name: 'mixed-burst',
@@ -132,14 +132,14 @@ export const SCENARIOS: readonly Scenario[] = [
       { at: 0, kind: 'pods', name: 'mixed-m', count: 12, cpu: '2', memory: '4Gi' },
       { at: 0, kind: 'pods', name: 'mixed-l', count: 3, cpu: '6', memory: '12Gi' },
     ],
-    windowS: 150, settleS: 300,
+    windowS: 120, settleS: 300,
   },
   {
     name: 'zone-spread',
     description: '30 x 1 cpu/2Gi spread over 3 zones (maxSkew 1, DoNotSchedule), one 8-cpu group per zone',
     groups: ZONAL_GROUPS,
     steps: [{ at: 0, kind: 'pods', name: 'spread', count: 30, cpu: '1', memory: '2Gi', spreadZones: true }],
-    windowS: 150, settleS: 300,
+    windowS: 120, settleS: 300,
   },
   {
     name: 'scale-down',
@@ -149,7 +149,7 @@ export const SCENARIOS: readonly Scenario[] = [
       { at: 0, kind: 'pods', name: 'gone', count: 40, cpu: '1', memory: '2Gi' },
       { at: 60, kind: 'delete', name: 'gone' },
     ],
-    windowS: 900, settleS: 300, scaleDownS: 840,
+    windowS: 300, settleS: 300, scaleDownS: 840,
   },
   {
     name: 'diurnal',

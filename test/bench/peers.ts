@@ -84,7 +84,7 @@ const SET_LABEL = 'bench.headroom.dev/set';
 const CAPI = 'cluster.x-k8s.io/v1beta2';
 const INFRA = `${KWOK_INFRA_GROUP}/${KWOK_PROVIDER_VERSION}`;
 /** Both autoscalers get this long after they are up before the scenario starts. */
-const WARM_UP_MS = 20_000;
+const WARM_UP_MS = 15_000;
 const t0 = Date.now();
 const progress = (m: string) => console.error(`[peers ${((Date.now() - t0) / 1000).toFixed(0)}s] ${m}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
