@@ -56,7 +56,10 @@ export interface RunMetrics {
   readonly nodesCreated: number;
   /** The nodes' cost over [start, start + window]. */
   readonly costWindow: number;
-  /** $ per hour of the nodes up when the last pod became Running (NaN for continuous scenarios). */
+  /**
+   * $ per hour of the nodes up once settled: when demand went away, else at the window's
+   * end or the last pod's Running if later (NaN for continuous scenarios and when some pod never ran).
+   */
   readonly steadyPerHour: number;
   readonly evictions: number;
   /** First scale-up write after the start, s. */
@@ -97,7 +100,10 @@ export function runMetrics(o: RunObservations): RunMetrics {
   const costWindow = o.nodes.reduce((sum, n) => sum + (price(n) * overlapMs(n.createdMs, n.goneMs ?? o.endMs, o.startMs, windowEnd)) / 3_600_000, 0);
   const lastRunning = ran.length === o.pods.length && ran.length > 0 ? Math.max(...ran.map((p) => p.runningMs!)) : NaN;
   const upAt = (t: number) => o.nodes.filter((n) => n.createdMs <= t && (n.goneMs ?? Infinity) > t);
-  const steadyPerHour = o.continuous || Number.isNaN(lastRunning) ? NaN : upAt(lastRunning).reduce((s, n) => s + price(n), 0);
+  // Settled: when demand went away (just before), else at the window's end or the last pod's Running, whichever is later
+  // (a node that comes after the last pod ran is still paid for until it is removed).
+  const settledMs = o.demandGoneMs !== undefined ? o.demandGoneMs - 1 : Math.max(windowEnd, lastRunning);
+  const steadyPerHour = o.continuous || Number.isNaN(lastRunning) ? NaN : upAt(settledMs).reduce((s, n) => s + price(n), 0);
   let scaleDownS = NaN;
   let nodesLeft = 0;
   if (o.demandGoneMs !== undefined) {

@@ -39,9 +39,14 @@ describe('bench:peers metrics and summary (test/bench/peers-metrics.ts)', () => 
     expect(m.scaleDownS).to.be.NaN;
   });
 
-  it('steady $/h is the price of the nodes up when the last pod became Running; none for continuous scenarios', () => {
+  it('steady $/h: the nodes up at the window\'s end (or the last Running, if later), or just before demand went away; none for continuous scenarios', () => {
     const all = { ...base, pods: base.pods.slice(0, 3) };
+    // At 100 s both nodes are up; a node that came after the last pod ran (45 s) still counts.
     expect(runMetrics(all).steadyPerHour).to.be.closeTo(1.0, 1e-12);
+    // n2 gone at 140 s: with a 150 s window only n1 is left.
+    expect(runMetrics({ ...all, windowS: 150 }).steadyPerHour).to.be.closeTo(0.2, 1e-12);
+    // Demand gone at 30 s: n2 (40 s) was not up yet.
+    expect(runMetrics({ ...all, demandGoneMs: S + 30_000 }).steadyPerHour).to.be.closeTo(0.2, 1e-12);
     expect(runMetrics({ ...all, continuous: true }).steadyPerHour).to.be.NaN;
   });
 
