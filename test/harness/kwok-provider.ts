@@ -86,6 +86,8 @@ export interface KwokProviderOptions {
   readonly namespace?: string;
   /** Machine (or pool instance) to Node delay; default 1000 ms. */
   readonly bootDelayMs?: number;
+  /** A KwokMachine's own boot delay, by its name (jittered boots); default: bootDelayMs for every machine. */
+  readonly bootDelayFor?: (machineName: string) => number;
   /** Pass period while a boot delay runs; default 200 ms. */
   readonly intervalMs?: number;
   /** The kubeconfig written into `<cluster>-kubeconfig` Secrets; default: kubeConfig's. */
@@ -147,6 +149,7 @@ export function templateStatus(shape: MachineShape): { capacity: Record<string, 
 export class KwokProvider extends ReconcileLoop {
   private readonly ns: string | undefined;
   private readonly bootDelayMs: number;
+  private readonly bootDelayFor: ((machineName: string) => number) | undefined;
   private readonly workloadKubeconfig: string;
   private readonly now: () => number;
   /** KwokMachine uid -> when it became bootable (owner Machine with bootstrap data). */
@@ -159,6 +162,7 @@ export class KwokProvider extends ReconcileLoop {
     super(opts.kubeConfig, 'kwok-provider', opts.intervalMs ?? 200);
     this.ns = opts.namespace;
     this.bootDelayMs = opts.bootDelayMs ?? 1000;
+    this.bootDelayFor = opts.bootDelayFor;
     this.workloadKubeconfig = opts.workloadKubeconfig ?? opts.kubeConfig.exportConfig();
     this.now = opts.now ?? Date.now;
   }
@@ -319,7 +323,7 @@ export class KwokProvider extends ReconcileLoop {
     if (!node) {
       const since = this.bootableSince.get(m.metadata.uid!) ?? this.now();
       this.bootableSince.set(m.metadata.uid!, since);
-      if (this.now() - since < this.bootDelayMs) {
+      if (this.now() - since < (this.bootDelayFor?.(name) ?? this.bootDelayMs)) {
         this.pollAgain();
         return;
       }
