@@ -72,11 +72,21 @@ export function readCrds(dirs: readonly string[]): LoadedCrd[] {
 /** Creates (or replaces) the CRDs and waits until every one is Established. */
 export async function installCrds(kc: KubeConfig, crds: readonly LoadedCrd[], timeoutMs = 60_000): Promise<void> {
   const base = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const postBy = Date.now() + timeoutMs;
   await Promise.all(
     crds.map(async ({ crd, source }) => {
       const name = crd.metadata!.name!;
       try {
-        await kubeRequest(kc, 'POST', base, crd);
+        // A loaded apiserver may answer ready before its apiextensions routes are served (404, or 503): retried.
+        for (;;) {
+          try {
+            await kubeRequest(kc, 'POST', base, crd);
+            break;
+          } catch (err) {
+            if (!(err instanceof KubeRequestError) || (err.code !== 404 && err.code !== 503) || Date.now() > postBy) throw err;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }
       } catch (err) {
         if (!(err instanceof KubeRequestError)) throw err;
         if (err.code !== 409) throw new Error(`kube-apiserver rejected CRD ${name} from ${source}: ${err.message}`);
