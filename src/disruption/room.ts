@@ -20,17 +20,22 @@ function free(allocatable: Resources, used: Resources): { cpu: number; memory: n
   return { cpu: Math.max(0, (allocatable[CPU] ?? 0) - (used[CPU] ?? 0)), memory: Math.max(0, (allocatable[MEMORY] ?? 0) - (used[MEMORY] ?? 0)) };
 }
 
+/** cpu and memory a node's bound pods leave free. */
+function nodeFree(n: ClusterSnapshot['nodes'][number]): { cpu: number; memory: number } {
+  const used: Resources = {};
+  for (const p of n.pods) {
+    used[CPU] = (used[CPU] ?? 0) + (p.requests[CPU] ?? 0);
+    used[MEMORY] = (used[MEMORY] ?? 0) + (p.requests[MEMORY] ?? 0);
+  }
+  return free(n.allocatable, used);
+}
+
 export function spareRoom(snapshot: ClusterSnapshot): SpareRoom {
   const total = { cpu: 0, memory: 0 };
   const byNode = new Map<string, { cpu: number; memory: number }>();
   for (const n of snapshot.nodes) {
     if (n.inFlight || n.unschedulable) continue;
-    const used: Resources = {};
-    for (const p of n.pods) {
-      used[CPU] = (used[CPU] ?? 0) + (p.requests[CPU] ?? 0);
-      used[MEMORY] = (used[MEMORY] ?? 0) + (p.requests[MEMORY] ?? 0);
-    }
-    const f = free(n.allocatable, used);
+    const f = nodeFree(n);
     byNode.set(n.name, f);
     total.cpu += f.cpu;
     total.memory += f.memory;
@@ -93,12 +98,7 @@ function pendingRoom(snapshot: ClusterSnapshot): PendingRoom {
   const byNode = new Map<string, { cpu: number; memory: number }>();
   for (const n of snapshot.nodes) {
     if (n.unschedulable) continue;
-    const used: Resources = {};
-    for (const p of n.pods) {
-      used[CPU] = (used[CPU] ?? 0) + (p.requests[CPU] ?? 0);
-      used[MEMORY] = (used[MEMORY] ?? 0) + (p.requests[MEMORY] ?? 0);
-    }
-    const f = free(n.allocatable, used);
+    const f = nodeFree(n);
     byNode.set(n.name, f);
     total.cpu += f.cpu;
     total.memory += f.memory;
