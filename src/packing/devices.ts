@@ -67,6 +67,22 @@ function freeFor(p: Plan, i: number, free: Resources): number {
   return sum;
 }
 
+/**
+ * Takes `left` devices from `atoms` in order, first what `scratch` already holds of an atom,
+ * else `free`'s, writing what is left into `scratch`; returns what could not be taken.
+ */
+function takeFrom(atoms: readonly string[], left: number, scratch: Resources, free: Resources): number {
+  for (let j = 0; j < atoms.length && left > 0; j++) {
+    const atom = atoms[j]!;
+    const have = atom in scratch ? scratch[atom]! : free[atom] ?? 0;
+    if (have <= 0) continue;
+    const take = have < left ? have : left;
+    scratch[atom] = have - take;
+    left -= take;
+  }
+  return left;
+}
+
 /** assign() on a cached plan for n pods. */
 function assignPlan(p: Plan, n: number, free: Resources, apply: boolean): boolean {
   // One signature and only a check: it fits when its atoms hold enough between them.
@@ -74,19 +90,9 @@ function assignPlan(p: Plan, n: number, free: Resources, apply: boolean): boolea
   const scratch: Resources = apply ? free : {};
   const atomsOf = p.table.atomsOf;
   for (let i = 0; i < p.sigs.length; i++) {
-    let left = p.own[i]! * n + p.shared[i]!;
+    const left = p.own[i]! * n + p.shared[i]!;
     if (left === 0) continue;
-    const atoms = atomsOf[p.sigs[i]!] ?? [];
-    for (let j = 0; j < atoms.length; j++) {
-      const atom = atoms[j]!;
-      const have = atom in scratch ? scratch[atom]! : free[atom] ?? 0;
-      if (have <= 0) continue;
-      const take = have < left ? have : left;
-      scratch[atom] = have - take;
-      left -= take;
-      if (left === 0) break;
-    }
-    if (left > 0) return false;
+    if (takeFrom(atomsOf[p.sigs[i]!] ?? [], left, scratch, free) > 0) return false;
   }
   return true;
 }
@@ -96,16 +102,7 @@ function assign(need: Need, free: Resources, table: DraTable, apply: boolean): b
   const scratch: Resources = apply ? free : {};
   const order = sortNeed(need, table);
   for (const [sig, count] of order) {
-    let left = count;
-    for (const atom of table.atomsOf[sig] ?? []) {
-      const have = atom in scratch ? scratch[atom]! : free[atom] ?? 0;
-      if (have <= 0) continue;
-      const take = have < left ? have : left;
-      scratch[atom] = have - take;
-      left -= take;
-      if (left === 0) break;
-    }
-    if (left > 0) return false;
+    if (takeFrom(table.atomsOf[sig] ?? [], count, scratch, free) > 0) return false;
   }
   return true;
 }
