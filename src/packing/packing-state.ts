@@ -1,5 +1,5 @@
 import type { V1Taint } from '@kubernetes/client-node';
-import { hostPortsConflict, type HostPort } from '../scheduling/host-ports.js';
+import { hostPortsConflict } from '../scheduling/host-ports.js';
 import { nodeSelectorMatches } from '../scheduling/node-affinity.js';
 import { requiredAffinityTerms, requiredAntiAffinityTerms, resolveAffinityTerm, termSelects } from '../scheduling/pod-affinity.js';
 import { type RelaxationLevel, relaxationLevels } from '../scheduling/preferences.js';
@@ -15,6 +15,7 @@ import { GroupRoom } from './group-room.js';
 import type { UnschedulablePod } from './plan.js';
 import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
 import { rightSize } from './right-size.js';
+import { nodeUse } from './node-use.js';
 import { groupsByTopologyClass, topologyKeysInUse } from './topology-classes.js';
 import { type OwnerCounter, type SpreadRef, Topology } from './topology.js';
 import type { SolverSnapshot } from './solver-snapshot.js';
@@ -87,19 +88,15 @@ export class PackingState {
     const groupById = new Map(this.groups.map((g) => [g.group.id, g]));
     for (const node of ordered) {
       this.nodeNames.add(node.name);
-      const free: Resources = { ...node.allocatable };
-      const ports: HostPort[] = [];
-      for (const p of node.pods) {
-        addInto(free, p.requests, -1);
-        if (p.hostPorts.length) for (const hp of p.hostPorts) ports.push(hp);
-      }
+      const use = nodeUse(node);
+      const free: Resources = { ...use.free };
       const g = node.groupId ? groupById.get(node.groupId) : undefined;
       // A placeholder for a replica without a Node yet holds no pods: its DaemonSets will.
       if (node.inFlight && node.pods.length === 0 && g) addInto(free, g.group.daemonSetOverhead, -1);
       // Every node is its own hostname domain, placeholders for in-flight replicas included.
       const labels = HOSTNAME in node.labels ? node.labels : { ...node.labels, [HOSTNAME]: node.name };
       const bin = this.makeBin(node.name, labels, node.taints, free, true);
-      bin.ports = ports;
+      bin.ports = [...use.ports];
       bin.existingIndex = this.existingBins.length;
       bin.node = node;
       this.existingBins.push(bin);

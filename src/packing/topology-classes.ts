@@ -4,6 +4,7 @@ import type { RelaxationLevel } from '../scheduling/preferences.js';
 import { subtract } from '../scheduling/resources.js';
 import { HOSTNAME } from '../scheduling/topology-spread.js';
 import type { GroupInfo } from './bins.js';
+import { nodeUse } from './node-use.js';
 import type { BoundPod, SolverNode } from './solver-snapshot.js';
 
 /**
@@ -29,12 +30,9 @@ export function topologyKeysInUse(
   }
   const antiOwners: Array<{ pod: BoundPod; node: SolverNode }> = [];
   for (const n of nodes) {
-    for (const p of n.pods) {
-      const terms = p.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-      if (!terms?.length) continue;
-      antiOwners.push({ pod: p, node: n });
-      for (const t of terms) keys.add(t.topologyKey);
-    }
+    const use = nodeUse(n);
+    for (const p of use.antiOwners) antiOwners.push({ pod: p, node: n });
+    for (const k of use.antiTopologyKeys) keys.add(k);
   }
   keys.delete(HOSTNAME);
   return { keys: [...keys].sort(), antiOwners };
