@@ -5,10 +5,13 @@ import type { BoundPod, SolverNode } from './solver-snapshot.js';
 /**
  * What a node's bound pods take, as every solve starts from it: the room they leave,
  * the host ports they hold, and those of them with required anti-affinity (which
- * repel pods placed beside them). A function of the node alone; snapshot nodes are
- * immutable, so it is kept per node object. Why: consolidation solves many what-ifs
- * over one snapshot, each a few nodes short, and walking every bound pod of every
- * node in each of them was most of their cost.
+ * repel pods placed beside them). A function of the node's pod list and allocatable
+ * alone, both immutable, so it is kept per pod list while the allocatable is the same
+ * object: snapshot builds reuse both for a node whose pods did not change
+ * (pod-placement.ts), so it is worked out once per change, not once per solve. Why:
+ * consolidation solves many what-ifs over one snapshot, each a few nodes short, and
+ * the Provisioner solves each build; walking every bound pod of every node in each
+ * was most of their cost.
  */
 export interface NodeUse {
   /** allocatable less the bound pods' requests, subtracted pod by pod (read only: copy it to pack into). */
@@ -19,11 +22,11 @@ export interface NodeUse {
   readonly antiTopologyKeys: readonly string[];
 }
 
-const uses = new WeakMap<SolverNode, NodeUse>();
+const uses = new WeakMap<readonly BoundPod[], { allocatable: Readonly<Resources>; use: NodeUse }>();
 
 export function nodeUse(node: SolverNode): NodeUse {
-  let use = uses.get(node);
-  if (use) return use;
+  const known = uses.get(node.pods);
+  if (known && known.allocatable === node.allocatable) return known.use;
   const free: Resources = { ...node.allocatable };
   const ports: HostPort[] = [];
   const antiOwners: BoundPod[] = [];
@@ -36,7 +39,7 @@ export function nodeUse(node: SolverNode): NodeUse {
     antiOwners.push(p);
     for (const t of terms) antiTopologyKeys.push(t.topologyKey);
   }
-  use = { free, ports, antiOwners, antiTopologyKeys };
-  uses.set(node, use);
+  const use = { free, ports, antiOwners, antiTopologyKeys };
+  uses.set(node.pods, { allocatable: node.allocatable, use });
   return use;
 }

@@ -16,7 +16,7 @@ import { GroupMemoryKeeper } from './group-memory-keeper.js';
 import { HeldGroups } from './held-groups.js';
 import { showsWrites, waitUntil } from './observe-writes.js';
 import {
-  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, findProvisionFailures, holdCapacity,
+  DEFAULT_MAX_NODE_PROVISION_MS, DEFAULT_UNHEALTHY_NODE_MS, GroupBackoff, ProvisionFailureFinder, holdCapacity,
 } from './provision-failures.js';
 import { removeFailedProvisions } from './remove-failed-provisions.js';
 import { DEFAULT_SCALE_UP_EFFECT, type ScaleUpEffectOptions } from './scale-up-effect.js';
@@ -110,6 +110,7 @@ export class Provisioner {
   private readonly batcher: Batcher;
   private readonly opts: Required<Omit<ProvisionerOptions, 'extraPendingPods'>> & Pick<ProvisionerOptions, 'extraPendingPods'>;
   private readonly backoff: GroupBackoff;
+  private readonly provisionFailures = new ProvisionFailureFinder();
   private cancelFailureCheck: (() => void) | undefined;
   private cancelRecheck: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -222,7 +223,7 @@ export class Provisioner {
   private async replaceFailedProvisions(objects: ClusterObjects, report: CycleReport): Promise<boolean> {
     const { actuator, clock } = this.deps;
     const now = clock.now();
-    const { failures, nextDeadline } = findProvisionFailures(objects, now, this.opts.maxNodeProvisionMs);
+    const { failures, nextDeadline } = this.provisionFailures.find(objects, now, this.opts.maxNodeProvisionMs);
     if (nextDeadline !== undefined) this.scheduleFailureCheck(nextDeadline - now);
     if (failures.length === 0) return false;
     const removed = await removeFailedProvisions(failures, now, {
@@ -242,7 +243,7 @@ export class Provisioner {
       this.cancelRecheck = undefined;
       if (!this.running) return;
       const now = this.deps.clock.now();
-      const { failures, nextDeadline } = findProvisionFailures(this.deps.state.objects(), now, this.opts.maxNodeProvisionMs);
+      const { failures, nextDeadline } = this.provisionFailures.find(this.deps.state.objects(), now, this.opts.maxNodeProvisionMs);
       if (failures.length) this.demand();
       else if (nextDeadline !== undefined) this.scheduleFailureCheck(nextDeadline - now);
     });

@@ -37,11 +37,17 @@ describe('nodeUse', () => {
     expect(use.antiTopologyKeys).to.deep.equal([ZONE]);
   });
 
-  it('is computed once per node object, and afresh for a new one', () => {
+  it('is computed once per pod list and allocatable, and afresh when either is another object', () => {
     const n = solverNode([pod('a')]);
     expect(nodeUse(n)).to.equal(nodeUse(n));
-    const other = { ...n, pods: [] };
-    expect(nodeUse(other)).to.not.equal(nodeUse(n));
-    expect(nodeUse(other).free.cpu).to.equal(n.allocatable.cpu);
+    // A later build's node object with the same pod list and allocatable (pods unchanged).
+    expect(nodeUse({ ...n })).to.equal(nodeUse(n));
+    const empty = { ...n, pods: [] };
+    expect(nodeUse(empty)).to.not.equal(nodeUse(n));
+    expect(nodeUse(empty).free.cpu).to.equal(n.allocatable.cpu);
+    // The same (shared) pod list on a node of another size.
+    const bigger = { ...empty, allocatable: { ...n.allocatable, cpu: 2 * n.allocatable.cpu! } };
+    expect(nodeUse(bigger).free.cpu).to.equal(2 * n.allocatable.cpu!);
+    expect(nodeUse(empty).free.cpu).to.equal(n.allocatable.cpu);
   });
 });

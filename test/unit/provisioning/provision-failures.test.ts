@@ -5,7 +5,7 @@ import { buildSnapshot } from '../../../src/cluster/build-snapshot.js';
 import { emptyClusterObjects } from '../../../src/cluster/objects.js';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import {
-  GroupBackoff, MAX_NODE_PROVISION_TIME_ANNOTATION, findProvisionFailures, holdCapacity, pausedGroups,
+  GroupBackoff, MAX_NODE_PROVISION_TIME_ANNOTATION, ProvisionFailureFinder, findProvisionFailures, holdCapacity, pausedGroups,
 } from '../../../src/provisioning/provision-failures.js';
 import { isTrigger } from '../../../src/provisioning/triggers.js';
 import { planFromInputs, planText } from '../../../src/cli/plan.js';
@@ -85,6 +85,24 @@ describe('provisioning failures', () => {
     o.machines = [deleting, machine('sick', 'md', T0, { nodeRef: { name: 'sick' } })];
     o.nodes = [node('sick', false, T0 + 60_000, T0 + 10 * 60_000)];
     expect(findProvisionFailures(o, T0 + 60 * 60_000).failures).to.deep.equal([]);
+  });
+
+  it('finds across cycles what findProvisionFailures finds, and looks again once a group, Machine or Node is a new object', () => {
+    const finder = new ProvisionFailureFinder();
+    const o = objects();
+    o.machines = [machine('late', 'md', T0), machine('young', 'md', T0 + 10 * 60_000), machine('booted', 'md', T0, { nodeRef: { name: 'booted' } })];
+    o.nodes = [node('booted', true, T0 + 60_000)];
+    for (const at of [T0, T0 + 15 * 60_000 - 1, T0 + 15 * 60_000, T0 + 25 * 60_000]) {
+      expect(finder.find(o, at), String(at)).to.deep.equal(findProvisionFailures(o, at));
+    }
+    // The young Machine's node registers and is Ready: a new Node object in a new list.
+    const o2 = { ...o, nodes: [...o.nodes, node('young', true, T0 + 12 * 60_000)], machines: [o.machines[0]!, machine('young', 'md', T0 + 10 * 60_000, { nodeRef: { name: 'young' } }), o.machines[2]!] };
+    expect(finder.find(o2, T0 + 25 * 60_000).failures.map((f) => f.machine.name)).to.deep.equal(['late']);
+    // A Machine pushed into the list passed before is seen too.
+    o2.machines.push(machine('failed', 'md', T0, { phase: 'Failed' }));
+    expect(finder.find(o2, T0 + 1000).failures.map((f) => [f.machine.name, f.kind])).to.deep.equal([['failed', 'failed']]);
+    // Another default max provision time is another answer.
+    expect(finder.find(o2, T0 + 1000, 500).failures.map((f) => f.machine.name)).to.deep.equal(['late', 'failed']);
   });
 
   it('backs a group off exponentially, capped, and starts over after a quiet spell', () => {
