@@ -60,7 +60,12 @@ export interface PredictionInput {
   defaultBootHorizonMs?: number;
   /** Provisioning latency on top of the boot horizon (batching, resync). Default 60 s. */
   leadMs?: number;
-  /** How long a rise must last before capacity is held for it (not for known schedules or HPAs). Default 2 min. */
+  /**
+   * How long a rise must last before capacity is held for it. Default 2 min. Not for known
+   * schedules or HPAs (certain), nor for a daily or weekly profile's rise: its significance
+   * is a track record over past days that beats the naive forecast, not this minute's
+   * reading, and waiting on it delays a rise the profile foresaw by the sustain itself.
+   */
   sustainMs?: number;
   /** A pool acts only when its sustained excess is at least this many node-equivalents. Default 1. */
   minNodeEquivalents?: number;
@@ -112,6 +117,11 @@ export const DEFAULT_KEEP_HOLD_MS = 10 * 60_000;
  * for hours: that is a rise, and rises are the significance test's to act on.
  */
 export const JITTER_BANDS = 2;
+
+/** A rise foreseen by a daily or weekly profile (forecast.ts: real by its track record over past days). */
+function seasonal(f: Forecast): boolean {
+  return f.method === 'daily' || f.method === 'weekly';
+}
 
 function spareTarget(f: Forecast): number {
   return f.significant ? f.upper : Math.min(f.upper, f.point + JITTER_BANDS * f.noise);
@@ -253,7 +263,7 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
     hysteresis[c.key] = entry;
     const cannot = actionable(c);
     if (cannot) decide(c, cannot);
-    else if (!entry.engaged && !c.certain && now - entry.risingSince < sustainMs) orSpare(c, 'sustaining');
+    else if (!entry.engaged && !c.certain && !seasonal(c.forecast) && now - entry.risingSince < sustainMs) orSpare(c, 'sustaining');
     else wanted.push(c);
   }
 
