@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SWEEP_PERCENTS, sweepPoint, withStaticBuffers } from '../sim/buffer-sweep.js';
-import { BUILTIN_SUITES, BUILTIN_TRACES, DATACENTER_TRACES, loadBuiltinTrace } from '../sim/builtin.js';
+import { ALL_BUILTIN_TRACES, BUILTIN_SUITES, loadBuiltinTrace } from '../sim/builtin.js';
 import { runParallel } from '../sim/parallel.js';
 import { parseQueryRange, replayReplicas } from '../sim/prometheus-replay.js';
 import { renderReport } from '../sim/report-html.js';
@@ -17,9 +17,9 @@ Replays a workload trace through a simulated Cluster API cluster, once per polic
 and compares time-to-capacity and cost.
 
 Options:
-  --trace T     a trace YAML file, or builtin:${[...BUILTIN_TRACES, ...DATACENTER_TRACES].join('|builtin:')},
-                or builtin:all (the suite, the default job), or builtin:datacenter (the
-                three datacenter traces)
+  --trace T     a trace YAML file, or builtin:${ALL_BUILTIN_TRACES.join('|builtin:')},
+                or builtin:all (the suite, the default job), builtin:datacenter (the
+                three datacenter traces) or builtin:dra (GPU pods with DRA claims)
   --policy P    comma-separated policies (default: ${POLICY_NAMES.join(',')})
   --seed N      random seed (default 1); the same seed gives the same result
   --no-prediction

@@ -22,6 +22,7 @@ function existingReason(st: PackingState, cl: ClassLevel, bin: Bin): string | un
     return `insufficient free ${short.join(', ')}`;
   }
   if (st.dynamicAllowance(cl, bin) <= 0) return st.lastBlock;
+  if (st.allowance(cl, bin) <= 0) return st.lastBlock;
   return undefined;
 }
 

@@ -39,14 +39,23 @@ export function ffd(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan 
 
   const existing = st.existingBins.filter((b) => !st.binUnschedulable(b));
   const claims: Claim[] = [];
+  const empty = { used: {} } as Bin;
 
   const tryClaim = (cl: ClassLevel, c: Claim): boolean => {
+    // A pod whose claims' other pods are placed goes only to their node, where room is held for it.
+    const home = st.unitHome(cl);
+    if (home && home !== c.bin) return false;
+    if (home && st.heldFor(cl) > 0) {
+      if (st.allowance(cl, c.bin) < 1) return false;
+      st.place(cl, c.bin, 1);
+      return true;
+    }
     const req = cl.cls.req;
     const used = c.bin.used;
     if ((used[CPU] ?? 0) + (req[CPU] ?? 0) > c.maxCpu || (used[MEMORY] ?? 0) + (req[MEMORY] ?? 0) > c.maxMem) return false;
     if (st.dynamicAllowance(cl, c.bin) < 1) return false;
     const next = c.candidates.filter((gi) => st.groupFeasible(cl, gi) && fitsAdded(st.groups[gi]!.capacity, used, cl.cls.reqKeys, cl.cls.reqVals)
-      && st.devicesFitOn(cl, c.bin, gi));
+      && st.devicesFitOn(cl, c.bin, gi) && st.unitFitsOn(cl, c.bin, gi));
     if (next.length === 0) return false;
     c.candidates = next;
     if (!next.includes(c.bin.gi)) {
@@ -61,7 +70,7 @@ export function ffd(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan 
 
   const newClaim = (cl: ClassLevel): boolean => {
     for (let t = 0; t < st.tclasses.length; t++) {
-      const candidates = st.tclasses[t]!.filter((gi) => st.canOpen(gi) && st.groupFeasible(cl, gi));
+      const candidates = st.tclasses[t]!.filter((gi) => st.canOpen(gi) && st.groupFeasible(cl, gi) && st.unitFitsOn(cl, empty, gi));
       if (candidates.length === 0) continue;
       if (groupReason(st, cl, candidates[0]!) !== undefined) continue;
       const claim: Claim = { bin: st.openBin(candidates[0]!), candidates, maxCpu: 0, maxMem: 0 };

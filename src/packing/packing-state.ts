@@ -11,6 +11,7 @@ import { volumeTopologyReason } from '../scheduling/volume-topology.js';
 import type { Bin, GroupInfo } from './bins.js';
 import { deviceAllowance, deviceStaticReason, needsDevices, takeDevices } from './devices.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
+import { type ClaimUnit, ClaimUnits } from './claim-units.js';
 import { GroupRoom } from './group-room.js';
 import type { UnschedulablePod } from './plan.js';
 import { type PodClass, buildPodClasses, fitCount } from './pod-classes.js';
@@ -55,6 +56,8 @@ export class PackingState {
   private nextName = 0;
   /** Shared DRA claims placed so far -> the bin that holds them (their other pods may join only it). */
   private readonly sharedHome = new Map<string, Bin>();
+  /** Pods sharing DRA claims, placed as units (claim-units.ts). */
+  readonly units: ClaimUnits;
   /** Why the last dynamic check failed, for reasons. */
   lastBlock = '';
   /** Bumped whenever counts, bins or group room change (cache key). */
@@ -144,6 +147,12 @@ export class PackingState {
     }
 
     this.topology.countRunning(existingOwners);
+    this.units = new ClaimUnits({
+      classes: this.classes, existingBins: this.existingBins, groupCount: this.groups.length,
+      groupCapacity: (gi) => this.groups[gi]!.capacity,
+      groupFeasible: (cl, gi) => this.groupFeasible(cl, gi),
+      binFeasible: (cl, bin) => this.binFeasible(cl, bin),
+    }, snapshot.dra);
   }
 
   private makeBin(name: string, labels: Record<string, string>, taints: V1Taint[], free: Resources, existing: boolean): Bin {
@@ -294,10 +303,48 @@ export class PackingState {
   /** Pods of the class level the bin can take now (resources and every constraint). */
   allowance(cl: ClassLevel, bin: Bin): number {
     if (!this.binFeasible(cl, bin)) return 0;
+    const u = this.units.empty ? undefined : this.units.unitOf(cl.cls.index);
+    if (u) {
+      if (u.home === bin) return this.units.withHeldFree(u, cl.cls.index, () => this.roomFor(cl, bin));
+      const why = this.unitBlock(u, cl, bin);
+      if (why) { this.lastBlock = why; return 0; }
+    }
+    return this.roomFor(cl, bin);
+  }
+
+  private roomFor(cl: ClassLevel, bin: Bin): number {
     const r = fitCount(cl.cls, bin.free);
     if (r <= 0) return 0;
     const d = this.dynamicAllowance(cl, bin);
     return d < r ? d : r;
+  }
+
+  /** Why the class's unit of pods sharing claims cannot go to the bin (undefined: it can, or the class has none). */
+  unitBlock(u: ClaimUnit, cl: ClassLevel, bin: Bin): string | undefined {
+    if (u.home) return u.home === bin ? undefined : `shared DRA claim ${u.claims[0]!.claim} is on node ${u.home.name}`;
+    if (this.units.fits(u, bin.free, bin.claims, (c) => this.binFeasible(c, bin))) return undefined;
+    return `the pods sharing DRA claim ${u.claims[0]!.claim} do not fit together`;
+  }
+
+  /** The bin every pod of the class must join (its unit's home), if any. */
+  unitHome(cl: ClassLevel): Bin | undefined {
+    return this.units.empty ? undefined : this.units.unitOf(cl.cls.index)?.home;
+  }
+
+  /** Pods of the class whose room its unit's home holds. */
+  heldFor(cl: ClassLevel): number {
+    const u = this.units.empty ? undefined : this.units.unitOf(cl.cls.index);
+    return u ? this.units.heldPods(u, cl.cls.index) : 0;
+  }
+
+  /**
+   * Whether a node of group gi holding what the new bin holds could take the class's whole
+   * unit (FFD regrouping; true when the class has no unit or the unit already has a home).
+   */
+  unitFitsOn(cl: ClassLevel, bin: Bin, gi: number): boolean {
+    const u = this.units.empty ? undefined : this.units.unitOf(cl.cls.index);
+    if (!u || u.home) return true;
+    return this.units.fits(u, subtract(this.groups[gi]!.capacity, bin.used), bin.claims, (c) => this.groupFeasible(c, gi));
   }
 
   /** Places n pods of the class level on the bin and counts them everywhere. */
@@ -306,6 +353,8 @@ export class PackingState {
     this.version++;
     const cs = this.classes[cl.cls.index]!;
     const cls = cl.cls;
+    const unit = this.units.empty ? undefined : this.units.unitOf(cls.index);
+    const held = unit ? this.units.beforePlace(unit, bin, cls.index) : 0;
     for (let i = 0; i < cls.reqKeys.length; i++) {
       const k = cls.reqKeys[i]!;
       const v = cls.reqVals[i]! * n;
@@ -327,6 +376,7 @@ export class PackingState {
     else { bin.lastClass = cls.index; bin.lastClassCount = n; }
     cs.remaining -= n;
     if (cs.hostnameKey) this.hostnameDemand.get(cs.hostnameKey)!.remaining -= n;
+    if (unit) this.units.afterPlace(unit, bin, cls.index, n, held);
   }
 
   // ---- groups, limits and new nodes --------------------------------------------------
@@ -433,6 +483,7 @@ export class PackingState {
     const pods = cs.cls.pods;
     for (let i = 0; i < count; i++) this.unschedulable.push({ pod: pods[pods.length - 1 - cs.unschedulable - i]!.key, reason });
     cs.unschedulable += count;
+    if (!this.units.empty) this.units.givenUp(cs.cls.index, count);
     if (cs.hostnameKey) this.hostnameDemand.get(cs.hostnameKey)!.remaining -= count;
     addInto(this.remainingDemand, cs.cls.req, -count);
     cs.remaining -= count;

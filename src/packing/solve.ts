@@ -152,22 +152,38 @@ class CostAwarePacker {
   }
 
   private full(b: Bin): boolean {
+    if (this.st.units.holds(b)) return false;
     return (b.free.pods ?? 0) < 1 || (b.free[CPU] ?? 0) < this.minCpu || (b.free[MEMORY] ?? 0) < this.minMem;
   }
 
   /** Places what fits of the class on existing and in-flight nodes only. */
   placeExisting(cs: ClassState, cl: ClassLevel): void {
+    const home = this.st.unitHome(cl);
+    if (home) { if (home.existing) this.laps(cs, cl, [home]); return; }
     this.laps(cs, cl, this.openExisting);
     this.compact();
   }
 
+  /**
+   * A class whose pods share claims with pods already placed goes only to that node
+   * (claim-units.ts); true when that is the case (and it was placed there).
+   */
+  private placeHome(cs: ClassState, cl: ClassLevel): boolean {
+    const home = this.st.unitHome(cl);
+    if (!home) return false;
+    if (cs.remaining > 0) this.laps(cs, cl, [home]);
+    return true;
+  }
+
   placeClass(cs: ClassState, cl: ClassLevel): void {
+    if (this.placeHome(cs, cl)) return;
     this.laps(cs, cl, this.openExisting);
-    if (cs.remaining === 0) { this.compact(); return; }
+    if (cs.remaining === 0 || this.placeHome(cs, cl)) { this.compact(); return; }
     this.k0 = cs.remaining;
     // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
     this.acc = (cs.cls.index * 0.6180339887) % 1;
     this.proportional(cs, cl);
+    if (this.placeHome(cs, cl)) { this.compact(); return; }
     if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
     while (cs.remaining > 0) {
@@ -186,6 +202,7 @@ class CostAwarePacker {
       }
       this.put(cl, bin, n);
       this.openNew.push(bin);
+      if (this.placeHome(cs, cl)) break;
       if (cs.remaining > 0 && cl.spreads.length) this.laps(cs, cl, this.openNew);
     }
     this.compact();
@@ -293,11 +310,13 @@ class CostAwarePacker {
     const slice: number[] = [];
     // Room already opened on new nodes carries part of the remaining demand: size the
     // next node for the rest (shared over the nodes some pods still force).
+    // Room held for pods sharing claims is theirs (claim-units.ts): it carries nothing else.
     const F = this.openFree;
+    const H = this.st.units.heldOnNew;
     for (const k in R) {
       if (R[k]! <= 0) continue;
       keys.push(k);
-      slice.push(Math.max(R[k]! * 0.01, R[k]! - (F[k] ?? 0)) / forced);
+      slice.push(Math.max(R[k]! * 0.01, R[k]! - ((F[k] ?? 0) - (H[k] ?? 0))) / forced);
     }
 
     // Topology constraints depend only on the topology class: check them once per class.

@@ -6,6 +6,7 @@ import {
 import type { MachineRef, NodeGroupRef, ScaleResult } from '../capi/actuator.js';
 import type { NodeGroup } from '../cluster/snapshot.js';
 import { CPU, MEMORY } from '../scheduling/resources.js';
+import type { SimDra } from './dra.js';
 import type { MetricsRecorder } from './metrics.js';
 import type { SimGroup, SimMachine, SimNode } from './model.js';
 import type { SimObjectStore } from './object-store.js';
@@ -48,7 +49,7 @@ export class SimCapi {
   private readonly clock: VirtualClock;
   private readonly metrics: MetricsRecorder;
 
-  constructor(opts: SimCapiOptions, private readonly store: SimObjectStore, private readonly queue: SimSchedulingQueue) {
+  constructor(opts: SimCapiOptions, private readonly store: SimObjectStore, private readonly queue: SimSchedulingQueue, private readonly dra: SimDra) {
     this.clock = opts.clock;
     this.metrics = opts.metrics;
     opts.traceGroups.forEach((tg, i) => {
@@ -172,6 +173,7 @@ export class SimCapi {
     this.store.nodes.set(name, node);
     this.metrics.nodeReady(allocatable[CPU] ?? 0, allocatable[MEMORY] ?? 0, 1);
     this.store.changed('nodes', 'ADDED', object);
+    this.dra.nodeReady(name, g);
     this.store.changed('machines', 'MODIFIED', m.object);
     this.store.groupChanged(g);
     this.queue.capacityGrew();
@@ -193,9 +195,11 @@ export class SimCapi {
       for (const p of evicted) {
         this.store.pods.delete(p.key);
         this.metrics.podDemand(p.scheduling.requests[CPU] ?? 0, p.scheduling.requests[MEMORY] ?? 0, -1);
+        this.dra.deleted(p);
         this.store.changed('pods', 'DELETED', p.object);
         p.owner.onEvicted(p);
       }
+      this.dra.nodeGone(node.name);
     }
     this.metrics.machineRemoved(g.pricePerHour);
     this.store.changed('machines', 'DELETED', m.object);

@@ -9,6 +9,7 @@ import type { DisruptionNodePort, FreshNode } from '../disruption/orchestration/
 import type { NodeGroup } from '../cluster/snapshot.js';
 import type { ClusterStateSource, StateChange } from '../cluster/state.js';
 import { SimCapi, type ScaleAction } from './capi.js';
+import { SimDra } from './dra.js';
 import type { MetricsRecorder } from './metrics.js';
 import type { PodOwner, SimGroup, SimNode, SimPod } from './model.js';
 import { type Kind, SimObjectStore } from './object-store.js';
@@ -27,11 +28,14 @@ export interface SimClusterOptions {
   metrics: MetricsRecorder;
   scheduler: SimScheduler;
   seed: number;
+  /** The trace's DRA objects (DeviceClasses, ResourceClaimTemplates, ResourceClaims, template ResourceSlices). */
+  dra?: UnstructuredObject[];
 }
 
 /**
  * The in-process cluster: an object store (object-store.ts), CAPI node groups whose
- * Machines boot into Nodes (capi.ts) and kube-scheduler's queue (scheduling-queue.ts),
+ * Machines boot into Nodes (capi.ts), kube-scheduler's queue (scheduling-queue.ts) and
+ * DRA's controllers, drivers and allocation (dra.ts),
  * all on a virtual clock. It implements the controller's ClusterStateSource,
  * CapiActuator and DisruptionNodePort, so the real Provisioner and Disruptor drive
  * it unchanged; the workload driver and the report use the rest.
@@ -42,8 +46,9 @@ export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionN
   private readonly capi: SimCapi;
 
   constructor(opts: SimClusterOptions) {
-    this.queue = new SimSchedulingQueue(this.store, opts.clock, opts.metrics, opts.scheduler);
-    this.capi = new SimCapi(opts, this.store, this.queue);
+    const dra = new SimDra(opts.dra ?? [], this.store);
+    this.queue = new SimSchedulingQueue(this.store, opts.clock, opts.metrics, opts.scheduler, dra);
+    this.capi = new SimCapi(opts, this.store, this.queue, dra);
   }
 
   get groups(): readonly SimGroup[] {

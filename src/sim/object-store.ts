@@ -6,6 +6,10 @@ import type { SimGroup, SimNode, SimPod } from './model.js';
 
 export type Kind = keyof ClusterObjects;
 
+/** The resource.k8s.io kinds the store keeps (src/sim/dra.ts writes them). */
+export type DraKind = 'resourceClaims' | 'resourceClaimTemplates' | 'deviceClasses' | 'resourceSlices';
+const DRA_KINDS: readonly DraKind[] = ['resourceClaims', 'resourceClaimTemplates', 'deviceClasses', 'resourceSlices'];
+
 /**
  * The simulator's object store: every object of the in-process cluster, what
  * `objects()` lists of them, and their watch events. Change notifications are
@@ -23,6 +27,8 @@ export class SimObjectStore {
   /** CronJob objects of the workload driver, as an informer would list them. */
   private readonly cronJobObjects = new Map<string, V1CronJob>();
   private readonly deploymentObjects = new Map<string, KubernetesObject>();
+  /** DRA objects by kind and namespace/name; a kind is listed only once it has had an object. */
+  private readonly draObjects = new Map<DraKind, Map<string, KubernetesObject>>();
   private readonly listeners = new Set<(kind: Kind, change?: StateChange) => void>();
   /** Watch events of the current instant, delivered by `flush`. */
   private events: { kind: Kind; type: StateChange['type']; object: KubernetesObject | SimGroup }[] = [];
@@ -40,6 +46,7 @@ export class SimObjectStore {
       if (this.stale.has('nodeGroups')) c.nodeGroups = this.groups.map((g) => groupObject(g));
       if (this.stale.has('cronJobs')) c.cronJobs = [...this.cronJobObjects.values()];
       if (this.stale.has('deployments')) c.deployments = [...this.deploymentObjects.values()];
+      for (const k of DRA_KINDS) if (this.stale.has(k)) c[k] = [...(this.draObjects.get(k)?.values() ?? [])];
       this.cache = c;
       this.stale.clear();
     }
@@ -102,6 +109,22 @@ export class SimObjectStore {
     const type = this.deploymentObjects.has(key) ? 'MODIFIED' : 'ADDED';
     this.deploymentObjects.set(key, object);
     this.changed('deployments', type, object);
+  }
+
+  /** Adds or replaces a DRA object (the resourceclaim controller, a DRA driver, kube-scheduler's allocations). */
+  putDra(kind: DraKind, object: KubernetesObject): void {
+    let m = this.draObjects.get(kind);
+    if (!m) { m = new Map(); this.draObjects.set(kind, m); }
+    const key = `${object.metadata?.namespace ?? ''}/${object.metadata?.name}`;
+    const type = m.has(key) ? 'MODIFIED' : 'ADDED';
+    m.set(key, object);
+    this.changed(kind, type, object);
+  }
+
+  deleteDra(kind: DraKind, object: KubernetesObject): void {
+    const key = `${object.metadata?.namespace ?? ''}/${object.metadata?.name}`;
+    if (!this.draObjects.get(kind)?.delete(key)) return;
+    this.changed(kind, 'DELETED', object);
   }
 
   /** Adds or replaces a CronJob object (the simulated CronJob controller keeps its status). */

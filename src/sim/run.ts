@@ -50,7 +50,7 @@ export async function runPolicy(trace: Trace, factory: PolicyFactory, opts: RunO
   const groups = opts.buildSnapshot({ ...emptyClusterObjects(), nodeGroups: trace.nodeGroups.map((g) => g.object) }).groups;
   const metrics = new MetricsRecorder(() => clock.now() - SIM_EPOCH, Math.max(1000, trace.duration / buckets), buckets, costFloorOf(groups));
   const scheduler = new SimScheduler(Random.stream(opts.seed, 'kube-scheduler'));
-  const cluster = new SimCluster({ traceGroups: trace.nodeGroups, groups, clock, metrics, scheduler, seed: opts.seed });
+  const cluster = new SimCluster({ traceGroups: trace.nodeGroups, groups, clock, metrics, scheduler, seed: opts.seed, ...(trace.dra ? { dra: trace.dra } : {}) });
   if (trace.capacityBuffers.length) cluster.putCapacityObjects(trace.capacityBuffers, trace.podTemplates);
   new WorkloadDriver(trace, cluster, clock, opts.seed).start();
 

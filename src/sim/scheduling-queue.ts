@@ -2,6 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { toSchedulingPod } from '../scheduling/pod-demand.js';
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
 import { hasInterPodConstraints, interPodFilter, type TopologyNode } from './inter-pod.js';
+import type { SimDra } from './dra.js';
 import type { MetricsRecorder } from './metrics.js';
 import type { PodOwner, SimNode, SimPod } from './model.js';
 import type { SimObjectStore } from './object-store.js';
@@ -44,10 +45,13 @@ export class SimSchedulingQueue {
     private readonly clock: VirtualClock,
     private readonly metrics: MetricsRecorder,
     private readonly scheduler: SimScheduler,
+    private readonly dra: SimDra,
   ) {}
 
   /** Creates a pod (from a workload controller) and queues it for scheduling. */
-  createPod(object: V1Pod, owner: PodOwner, ordinal: number): SimPod {
+  createPod(created: V1Pod, owner: PodOwner, ordinal: number): SimPod {
+    // The resourceclaim controller makes the pod's claims from its templates first.
+    const object = this.dra.podCreated(created);
     const scheduling = toSchedulingPod(object);
     const pod: SimPod = {
       key: scheduling.key, object, scheduling, owner, createdAt: this.clock.now(), unschedulable: false,
@@ -79,6 +83,7 @@ export class SimSchedulingQueue {
       if (pod.unschedulable) this.unschedulableNow--;
       this.metrics.podWaited(this.clock.now() - pod.createdAt);
     }
+    this.dra.deleted(pod);
     this.store.changed('pods', 'DELETED', pod.object);
   }
 
@@ -115,10 +120,11 @@ export class SimSchedulingQueue {
     if (pod.scheduling.hostPorts.length) node.hostPorts.push(...pod.scheduling.hostPorts);
     node.emptySince = undefined;
     if (pod.scheduling.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) this.antiAffinityPods.add(pod);
+    this.dra.bound(pod, node.name);
     pod.object = {
       ...pod.object,
       spec: { ...pod.object.spec!, nodeName: node.name },
-      status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] },
+      status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }], ...claimStatuses(pod.object) },
     };
     this.unboundCount--;
     if (pod.unschedulable) this.unschedulableNow--;
@@ -139,6 +145,7 @@ export class SimSchedulingQueue {
     }
     if (node.pods.size === 0) node.emptySince = this.clock.now();
     pod.node = undefined;
+    this.dra.released(pod);
     this.metrics.podUsage(pod.scheduling.requests[CPU] ?? 0, pod.scheduling.requests[MEMORY] ?? 0, -1);
     this.capacityGrew();
   }
@@ -174,7 +181,7 @@ export class SimSchedulingQueue {
           lane.head++;
           continue;
         }
-        const node = this.scheduler.select(pod, this.store.nodes.values(), this.topologyFilter(pod));
+        const node = this.scheduler.select(pod, this.store.nodes.values(), this.extraFilter(pod));
         if (!node) {
           lane.failedEpoch = this.capacityEpoch;
           this.markUnschedulable(lane);
@@ -190,6 +197,14 @@ export class SimSchedulingQueue {
         lane.head = 0;
       }
     }
+  }
+
+  /** The filters beyond SimScheduler's: DRA devices, inter-pod constraints. */
+  private extraFilter(pod: SimPod): ((n: SimNode) => boolean) | undefined {
+    const topology = this.topologyFilter(pod);
+    const dra = this.dra.filter(pod);
+    if (!dra) return topology;
+    return topology ? (n) => dra(n.name) && topology(n) : (n) => dra(n.name);
   }
 
   /** The inter-pod filters for a pod, when it or a bound pod has inter-pod constraints. */
@@ -216,6 +231,7 @@ export class SimSchedulingQueue {
         status: {
           phase: 'Pending',
           conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/N nodes are available' }],
+          ...claimStatuses(p.object),
         },
       };
       this.store.changed('pods', 'MODIFIED', p.object);
@@ -228,6 +244,12 @@ export class SimSchedulingQueue {
     const now = this.clock.now();
     for (const p of this.store.pods.values()) if (!p.node) this.metrics.podWaited(now - p.createdAt);
   }
+}
+
+/** The pod's status.resourceClaimStatuses (the resourceclaim controller's), kept across status writes. */
+function claimStatuses(pod: V1Pod): { resourceClaimStatuses?: NonNullable<V1Pod['status']>['resourceClaimStatuses'] } {
+  const s = pod.status?.resourceClaimStatuses;
+  return s ? { resourceClaimStatuses: s } : {};
 }
 
 function headSeq(lane: Lane): number {

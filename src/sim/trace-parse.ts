@@ -8,6 +8,8 @@ import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { CAPACITY_BUFFER_GROUP, parseCapacityBuffer } from '../api/capacity-buffer.js';
 import { ObjectValidationError } from '../api/validation-error.js';
 import { findUnknownField } from '../cluster/known-fields.js';
+import { deviceClassSelectors } from '../scheduling/dra/claim.js';
+import { sliceDevices } from '../scheduling/dra/device.js';
 import { parseQuantity } from '../scheduling/quantity.js';
 import { parseCron } from './cron.js';
 import { parseDuration } from './duration.js';
@@ -87,7 +89,7 @@ class Validator {
 
   trace(doc: unknown): Trace {
     const o = this.obj(doc, '(top level)');
-    this.known(o, '', ['name', 'description', 'duration', 'nodeGroups', 'workloads', 'capacityBuffers', 'podTemplates']);
+    this.known(o, '', ['name', 'description', 'duration', 'nodeGroups', 'workloads', 'capacityBuffers', 'podTemplates', 'dra']);
     const name = this.str(o.name, 'name');
     const duration = this.duration(o.duration, 'duration');
     if (duration <= 0 || duration > 31 * 86_400_000) this.fail('duration', 'must be between 1s and 31d');
@@ -108,9 +110,50 @@ class Validator {
     });
     const capacityBuffers = o.capacityBuffers === undefined ? [] : this.arr(o.capacityBuffers, 'capacityBuffers').map((b, i) => this.capacityBuffer(b, `capacityBuffers[${i}]`));
     const podTemplates = o.podTemplates === undefined ? [] : this.arr(o.podTemplates, 'podTemplates').map((t, i) => this.podTemplate(t, `podTemplates[${i}]`));
+    const dra = o.dra === undefined ? undefined : this.arr(o.dra, 'dra').map((x, i) => this.draObject(x, `dra[${i}]`));
+    if (dra) {
+      const seen = new Set<string>();
+      dra.forEach((d, i) => {
+        const id = `${d.kind}/${d.metadata?.namespace ?? ''}/${d.metadata?.name}`;
+        if (seen.has(id)) this.fail(`dra[${i}].metadata.name`, `duplicate ${id}`);
+        seen.add(id);
+      });
+    }
     return {
       name, description: o.description === undefined ? '' : this.str(o.description, 'description'), duration, nodeGroups, workloads, capacityBuffers, podTemplates,
+      ...(dra ? { dra } : {}),
     };
+  }
+
+  /**
+   * A resource.k8s.io/v1 object the cluster starts with. Claims and templates are kept
+   * as written (one Headroom cannot model holds its pods, as in a cluster); a DeviceClass's
+   * selectors and a ResourceSlice's devices must read as kube-apiserver would accept them.
+   */
+  draObject(x: unknown, path: string): UnstructuredObject {
+    const o = this.obj(x, path);
+    const kinds = ['DeviceClass', 'ResourceClaimTemplate', 'ResourceClaim', 'ResourceSlice'];
+    if (o.apiVersion !== 'resource.k8s.io/v1' || typeof o.kind !== 'string' || !kinds.includes(o.kind)) {
+      this.fail(path, `must be a resource.k8s.io/v1 ${kinds.join(', ')}`);
+    }
+    const meta = this.obj(o.metadata, `${path}.metadata`);
+    this.str(meta.name, `${path}.metadata.name`);
+    if (o.kind === 'ResourceClaimTemplate' || o.kind === 'ResourceClaim') {
+      if (meta.namespace === undefined) meta.namespace = 'default';
+      else this.name(meta.namespace, `${path}.metadata.namespace`);
+    } else if (meta.namespace !== undefined) this.fail(`${path}.metadata.namespace`, `a ${o.kind} is cluster-scoped`);
+    if (o.kind === 'DeviceClass') {
+      const sel = deviceClassSelectors(o.spec);
+      if (typeof sel === 'string') this.fail(`${path}.spec`, sel);
+    }
+    if (o.kind === 'ResourceSlice') {
+      try {
+        sliceDevices(o.spec);
+      } catch (err) {
+        this.fail(`${path}.spec`, (err as Error).message);
+      }
+    }
+    return o as UnstructuredObject;
   }
 
   /** A CapacityBuffer object, checked by the controller's own parser (same one-line messages). */

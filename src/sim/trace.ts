@@ -20,6 +20,12 @@ export interface Trace {
   capacityBuffers: UnstructuredObject[];
   /** PodTemplates the buffers' podTemplateRef name. */
   podTemplates: UnstructuredObject[];
+  /**
+   * resource.k8s.io/v1 objects the cluster starts with (src/sim/dra.ts): DeviceClasses,
+   * ResourceClaimTemplates and ResourceClaims the pods name, and the template
+   * ResourceSlices groups name in `headroom.dev/template-resource-slices`.
+   */
+  dra?: UnstructuredObject[];
 }
 
 export interface TraceNodeGroup {

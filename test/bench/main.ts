@@ -1,9 +1,11 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 1000,5000] [-- --no-consolidation]`: Headroom's packer against a
+ * `npm run bench [-- --json] [-- --sizes 1000,5000] [-- --mixes dra] [-- --runs 3] [-- --no-lag] [-- --no-consolidation]`: Headroom's packer against a
  * Karpenter-style first-fit-decreasing baseline on Karpenter's benchmark inputs
  * (see workload.ts), and on a DRA GPU cluster of the same size (dra-workload.ts: its
  * time includes the snapshot builder's DRA step). Each measurement runs in a child process of its own so peak
- * RSS is per solver; figures are from one run after a JIT warm-up.
+ * RSS is per solver; figures are from one run after a JIT warm-up, or with `--runs N` the
+ * median of N runs (each in a process of its own; every run is printed). `--mixes` picks
+ * the rows (mixed, plain, dra); the plain-cost lines need the plain mix.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +14,19 @@ import { benchSnapshot, lowerBound, type Mix } from './workload.js';
 
 const { values } = parseArgs({ options: {
   json: { type: 'boolean', default: false }, sizes: { type: 'string' }, 'no-lag': { type: 'boolean', default: false },
-  'no-consolidation': { type: 'boolean', default: false },
+  'no-consolidation': { type: 'boolean', default: false }, mixes: { type: 'string' }, runs: { type: 'string' },
 } });
+const MIXES = ['mixed', 'plain', 'dra'] as const;
+const mixes = (values.mixes ?? MIXES.join(',')).split(',').map((s) => s.trim()) as Array<Mix | 'dra'>;
+if (mixes.length === 0 || mixes.some((m) => !(MIXES as readonly string[]).includes(m))) {
+  console.error(`bench: --mixes takes a comma-separated subset of ${MIXES.join(',')}`);
+  process.exit(2);
+}
+const runs = Number(values.runs ?? 1);
+if (!Number.isInteger(runs) || runs <= 0) {
+  console.error('bench: --runs takes a positive integer, e.g. --runs 3');
+  process.exit(2);
+}
 const sizes = (values.sizes ?? '1000,5000,10000,20000').split(',').map((s) => Number(s.trim()));
 if (sizes.some((n) => !Number.isInteger(n) || n <= 0)) {
   console.error('bench: --sizes takes positive integers, e.g. --sizes 1000,5000');
@@ -32,24 +45,43 @@ function runOne(solver: string, mix: Mix | 'dra', pods: number): Run {
   return JSON.parse(child('./run-one.ts', ['--solver', solver, '--mix', mix, '--pods', String(pods)])) as Run;
 }
 
+const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2; };
+
+/** `runs` measurements, each in a process of its own: every one logged, the median of each figure returned. */
+function measure(solver: string, mix: Mix | 'dra', pods: number): Run {
+  const all: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = runOne(solver, mix, pods);
+    all.push(r);
+    if (runs > 1) log(`  run ${i + 1}/${runs}: ${Math.round(r.podsPerSecond)} pods/s (cpu ${Math.round(r.cpuPodsPerSecond)}), ${r.nodes} nodes, ${r.costPerHour.toFixed(2)}/h, ${r.unschedulable} unschedulable${r.draMs !== undefined ? `, dra step ${Math.round(r.draMs)} ms` : ''}`);
+  }
+  if (runs === 1) return all[0]!;
+  const m = (f: (r: Run) => number) => median(all.map(f));
+  const draMs = all[0]!.draMs !== undefined ? { draMs: m((r) => r.draMs!) } : {};
+  return {
+    ms: m((r) => r.ms), cpuMs: m((r) => r.cpuMs), ...draMs, podsPerSecond: m((r) => r.podsPerSecond), cpuPodsPerSecond: m((r) => r.cpuPodsPerSecond),
+    nodes: m((r) => r.nodes), costPerHour: m((r) => r.costPerHour), unschedulable: m((r) => r.unschedulable), peakRssMb: m((r) => r.peakRssMb),
+  };
+}
+
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const results: Array<{ solver: string; mix: Mix | 'dra'; pods: number; podsPerSecond: number; nodes: number; costPerHour: number; peakRssMb: number }> = [];
 const extra: Array<{ cpuPodsPerSecond: number; unschedulable: number; draMs?: number }> = [];
 const lowerBounds = new Map<number, number>();
 for (const pods of sizes) {
-  for (const mix of ['mixed', 'plain', 'dra'] as const) {
+  for (const mix of mixes) {
     for (const solver of ['headroom', 'ffd']) {
-      log(`running ${solver} ${mix} ${pods} ...`);
-      const r = runOne(solver, mix, pods);
+      log(`running ${solver} ${mix} ${pods}${runs > 1 ? ` (median of ${runs})` : ''} ...`);
+      const r = measure(solver, mix, pods);
       results.push({ solver, mix, pods, podsPerSecond: round(r.podsPerSecond, 0), nodes: r.nodes, costPerHour: round(r.costPerHour), peakRssMb: round(r.peakRssMb, 1) });
       extra.push({ cpuPodsPerSecond: round(r.cpuPodsPerSecond, 0), unschedulable: r.unschedulable, ...(r.draMs !== undefined ? { draMs: round(r.draMs, 0) } : {}) });
     }
   }
-  lowerBounds.set(pods, lowerBound(benchSnapshot(pods, 'plain')));
+  if (mixes.includes('plain')) lowerBounds.set(pods, lowerBound(benchSnapshot(pods, 'plain')));
 }
 const plainSize = sizes.includes(10000) ? 10000 : Math.max(...sizes);
 const costOf = (solver: string) => results.find((r) => r.solver === solver && r.mix === 'plain' && r.pods === plainSize)!.costPerHour;
-const plain = { pods: plainSize, headroomCost: costOf('headroom'), ffdCost: costOf('ffd'), lowerBound: round(lowerBounds.get(plainSize)!) };
+const plain = mixes.includes('plain') ? { pods: plainSize, headroomCost: costOf('headroom'), ffdCost: costOf('ffd'), lowerBound: round(lowerBounds.get(plainSize)!) } : undefined;
 
 let eventLoopLag: unknown;
 if (!values['no-lag']) {
@@ -84,7 +116,7 @@ if (values.json) {
   const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => c.padStart(w[i]!)).join('  '));
   console.log('');
-  for (const pods of sizes) {
+  for (const pods of mixes.includes('plain') ? sizes : []) {
     const lb = lowerBounds.get(pods)!;
     const h = results.find((r) => r.solver === 'headroom' && r.mix === 'plain' && r.pods === pods)!.costPerHour;
     const f = results.find((r) => r.solver === 'ffd' && r.mix === 'plain' && r.pods === pods)!.costPerHour;

@@ -83,11 +83,15 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
       (n.requested[MEMORY] ?? 0) / (n.allocatable[MEMORY] || Infinity),
     );
 
-    /** Whether every pod on `node` passes the filter on some other node, with earlier moves reserved. */
+    /**
+     * Whether every pod on `node` passes the filter on some other node, with earlier moves reserved.
+     * A pod with DRA claims never does here: this what-if does not allocate devices (its claims are allocated on this node).
+     */
     const podsFitElsewhere = (node: SimNode, excluded: Set<SimNode>): boolean => {
       const reserved = new Map<SimNode, Resources>();
       const others = [...cluster.readyNodes()].filter((o) => o !== node && !excluded.has(o));
       for (const pod of node.pods) {
+        if (pod.scheduling.resourceClaims) return false;
         const target = others.find((o) => ctx.scheduler.feasible(pod, o, reserved.get(o)));
         if (!target) return false;
         const r = reserved.get(target) ?? {};

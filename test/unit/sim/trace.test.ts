@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the cases mutate free-form YAML data */
 import { expect } from 'chai';
 import { stringify } from 'yaml';
-import { BUILTIN_TRACES, DATACENTER_TRACES, loadBuiltinTrace } from '../../../src/sim/builtin.js';
+import { ALL_BUILTIN_TRACES, loadBuiltinTrace } from '../../../src/sim/builtin.js';
 import { TraceError } from '../../../src/sim/trace.js';
 import { parseTrace } from '../../../src/sim/trace-parse.js';
 import { replicaSteps } from '../../../src/sim/workloads.js';
@@ -57,7 +57,7 @@ function error(mutate: (t: Record<string, any>) => void): string {
 
 describe('sim trace parsing', () => {
   it('parses every built-in trace', () => {
-    for (const name of [...BUILTIN_TRACES, ...DATACENTER_TRACES]) {
+    for (const name of ALL_BUILTIN_TRACES) {
       const t = loadBuiltinTrace(name);
       expect(t.name).to.equal(name);
       expect(t.workloads.length).to.be.greaterThan(0);
