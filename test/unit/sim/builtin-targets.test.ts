@@ -66,6 +66,14 @@ describe('sim: the built-in suite meets its targets at seed 1 (regression gate)'
   before(async function () {
     this.timeout(900_000);
     results = await runParallel(BUILTIN_TRACES.map((t) => loadBuiltinTrace(t)), { seed: SEED, policies: ['headroom', 'reactive', 'periodic', 'oracle'] });
+    // The figures behind every check, in the log of each run (a closing note quotes them).
+    for (const r of results) {
+      const cell = (p: string) => {
+        const s = r.policies[p as keyof typeof r.policies]!.summary;
+        return `${p} ${Math.round(s.pendingPodSeconds)} / ${s.cost.toFixed(2)}`;
+      };
+      console.log(`      [measure] seed ${SEED} ${r.trace}: pending pod-s / cost: ${['headroom', 'reactive', 'periodic', 'oracle'].map(cell).join(', ')}`);
+    }
   });
 
   for (const trace of BUILTIN_TRACES) {
