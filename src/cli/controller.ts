@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { Controller } from '../controller/controller.js';
+import { type ClusterControllerSettings, createClusterController } from '../controller/cluster-controller.js';
 import { DiscoverySpecError, discoverySpecs } from '../kube/discovery.js';
 import { SOLVER_PRIORITIES, SolverPool, type SolverPriority } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
@@ -212,10 +212,7 @@ export const controllerCommand: Command = {
     const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined, { priority: priorityRaw as SolverPriority });
     if (pool) registerSolverWorkerMetrics(registry, pool.workerHeap);
     const stateNamespace = (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default';
-    const controller = new Controller({
-      log,
-      workload, ...(management ? { management } : {}),
-      discovery,
+    const settings: ClusterControllerSettings = {
       // On the pool a solve past its deadline is terminated with its worker, and the
       // cycle falls back to the FFD baseline (on a fresh worker, same deadline).
       ...(pool ? {
@@ -233,10 +230,18 @@ export const controllerCommand: Command = {
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       provisioningRequestBookingMs: bookingMs,
+    };
+    const controller = createClusterController({
+      log,
+      workload, ...(management ? { management } : {}),
+      discovery,
       registry,
-      ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs, state: { namespace: stateNamespace, name: stateName } } } : {}),
+      settings: {
+        ...settings,
+        ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs, state: { namespace: stateNamespace, name: stateName } } } : {}),
+      },
       ...(values['leader-elect'] ? {
-        leaderElection: {
+        lease: {
           namespace: stateNamespace,
           ...(values['leader-election-id'] ? { name: values['leader-election-id'] as string } : {}),
         },
