@@ -180,19 +180,9 @@ export class FleetController {
   }
 
   private registerMetrics(registry: Registry): void {
-    const runners = () => [...this.runners.values()];
-    const selected = () => this.clusters().size;
-    new Gauge({
-      name: `${METRIC_PREFIX}fleet_clusters`,
-      help: 'Fleet mode: Clusters selected, owned by this replica (it holds their Lease), and owned but held (paused, deleting, unreachable).',
-      labelNames: ['state'] as const,
-      registers: [registry],
-      collect() {
-        const rs = runners();
-        this.set({ state: 'selected' }, selected());
-        this.set({ state: 'owned' }, rs.filter((r) => r.leading()).length);
-        this.set({ state: 'held' }, rs.filter((r) => r.leading() && r.held()).length);
-      },
+    registerFleetMetrics(registry, () => {
+      const rs = [...this.runners.values()];
+      return { selected: this.clusters().size, owned: rs.filter((r) => r.leading()).length, held: rs.filter((r) => r.leading() && r.held()).length };
     });
   }
 
@@ -221,4 +211,20 @@ export class FleetController {
 function splitKey(key: string): [string, string] {
   const i = key.indexOf('/');
   return [key.slice(0, i), key.slice(i + 1)];
+}
+
+/** `headroom_fleet_clusters{state}`: selected, owned (this replica holds the Lease), held (owned, not scaled). */
+export function registerFleetMetrics(registry: Registry, counts: () => { selected: number; owned: number; held: number }): void {
+  new Gauge({
+    name: `${METRIC_PREFIX}fleet_clusters`,
+    help: 'Fleet mode: Clusters selected, owned by this replica (it holds their Lease), and owned but held (paused, deleting, unreachable).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const c = counts();
+      this.set({ state: 'selected' }, c.selected);
+      this.set({ state: 'owned' }, c.owned);
+      this.set({ state: 'held' }, c.held);
+    },
+  });
 }
