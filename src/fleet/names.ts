@@ -18,16 +18,13 @@ function hash(s: string, n = 10): string {
   return createHash('sha256').update(s).digest('hex').slice(0, n);
 }
 
-/** A name of at most 63 characters: `prefix-rest`, or its head and a hash of the whole when longer. */
-function boundedName(prefix: string, rest: string): string {
-  const whole = `${prefix}-${rest}`;
-  if (whole.length <= 63) return whole;
-  return `${whole.slice(0, 52).replace(/[-.]+$/, '')}-${hash(whole)}`;
-}
-
-/** The Lease licensing one workload cluster: `headroom-<namespace>-<name>`. */
+/** The Lease licensing one workload cluster: `headroom-<namespace>.<name>`. A namespace has no
+ * dot, so the first dot tells the two apart (`a-b`/`c` and `a`/`b-c` get different Leases); past
+ * a DNS subdomain's 253 characters, the head and a hash of the whole. */
 export function clusterLeaseName(c: { namespace: string; name: string }): string {
-  return boundedName('headroom', `${c.namespace}-${c.name}`);
+  const whole = `headroom-${c.namespace}.${c.name}`;
+  if (whole.length <= 253) return whole;
+  return `${whole.slice(0, 242).replace(/[-.]+$/, '')}-${hash(whole)}`;
 }
 
 export function replicaLeaseName(identity: string): string {
