@@ -18,6 +18,9 @@ export interface FleetView {
   holders: Map<string, string>;
 }
 
+/** How far another replica's clock may be ahead of ours before its presence reads as stale. */
+const PRESENCE_SKEW_MS = 2000;
+
 /** The LeaderElector's record key (leader-election.ts): holder, renewTime, resourceVersion. */
 export function leaseRecordKey(l: LeaseObject): string {
   return `${l.spec?.holderIdentity ?? ''}|${l.spec?.renewTime ?? ''}|${l.metadata.resourceVersion ?? ''}`;
@@ -107,7 +110,12 @@ export class FleetLeases {
       const live = holder !== '' && s.at + (l.spec?.leaseDurationSeconds ?? 0) * 1000 > now;
       const kind = l.metadata.labels?.[FLEET_LABEL];
       if (kind === 'replica') {
-        if (live || holder === this.identity) replicas.push({ id: holder, contending: contendingOf(l) });
+        // Presence decides balance only, never safety (the cluster Leases do): a Lease first
+        // seen with a renewTime long past (the writer's clock, 2 s of skew allowed) is a
+        // dead replica now, not after a lease duration of watching it.
+        const renewed = Date.parse(l.spec?.renewTime ?? '');
+        const stale = Number.isFinite(renewed) && now - renewed > (l.spec?.leaseDurationSeconds ?? 0) * 1000 + PRESENCE_SKEW_MS;
+        if ((live && !stale) || holder === this.identity) replicas.push({ id: holder, contending: contendingOf(l) });
       } else if (kind === 'cluster') {
         const cluster = l.metadata.annotations?.[FLEET_CLUSTER_ANNOTATION];
         if (cluster && live) holders.set(cluster, holder);

@@ -46,6 +46,9 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
   let mkc: KubeConfig;
   const replicas: Array<{ id: string; fleet: FleetController; client: KubeClient; alive: boolean }> = [];
   const logs: string[] = [];
+  // Sampled every 50 ms for the whole run: a cluster led by two replicas at once is a failure.
+  const doubles: string[] = [];
+  let sampler: NodeJS.Timeout | undefined;
 
   before(async function () {
     this.timeout(300_000);
@@ -75,6 +78,7 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
 
   after(async function () {
     this.timeout(60_000);
+    clearInterval(sampler);
     for (const r of replicas) if (r.alive) await r.fleet.stop().catch(() => {});
     for (const r of replicas) r.client.close();
     await Promise.all([mgmt?.stop(), wl?.a?.stop(), wl?.b?.stop()]);
@@ -109,6 +113,16 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
 
   it('two replicas share the Clusters, each cluster\'s pods get capacity from its own groups only, a Cluster added while running is picked up', async () => {
     await Promise.all([startReplica('r1').start(), startReplica('r2').start()]);
+    sampler = setInterval(() => {
+      const seen = new Map<string, string>();
+      for (const r of replicas) {
+        if (!r.alive) continue;
+        for (const key of r.fleet.owned()) {
+          if (seen.has(key)) doubles.push(`${key}: ${seen.get(key)} and ${r.id}`);
+          seen.set(key, r.id);
+        }
+      }
+    }, 50);
     await eventually('cluster a owned by one replica', async () => owners('fleet/a').length === 1, { timeoutMs: 30_000 });
     const t0 = Date.now();
     await kubeRequest(mkc, 'POST', `${CAPI}/namespaces/${FLEET}/clusters`, cluster('b'));
@@ -192,5 +206,36 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
       const key = /client-key-data: (\S+)/.exec(readFileSync(wl[name].kubeconfigPath, 'utf8'))![1]!;
       expect(logs.some((l) => l.includes(key.slice(0, 40)))).to.equal(false);
     }
+  });
+
+  it('a replica added while running gets its share by hand-over: no cluster led twice, none unled for long', async () => {
+    const old = replicas.find((r) => r.alive)!;
+    expect(old.fleet.owned()).to.deep.equal(['fleet/a', 'fleet/b']);
+    // Longest time a cluster had no leader, sampled.
+    const lastLed = new Map<string, number>([['fleet/a', Date.now()], ['fleet/b', Date.now()]]);
+    let longestGap = 0;
+    const gaps = setInterval(() => {
+      const now = Date.now();
+      for (const key of lastLed.keys()) {
+        if (replicas.some((r) => r.alive && r.fleet.owned().includes(key))) {
+          longestGap = Math.max(longestGap, now - lastLed.get(key)!);
+          lastLed.set(key, now);
+        }
+      }
+    }, 50);
+    const t0 = Date.now();
+    await startReplica('r3').start();
+    const r3 = replicas.find((r) => r.id === 'r3')!;
+    await eventually('one cluster each', async () => r3.fleet.owned().length === 1 && old.fleet.owned().length === 1, { timeoutMs: 30_000, intervalMs: 100 });
+    clearInterval(gaps);
+    console.log(`      [measure] replica r3 added: balanced after ${Date.now() - t0} ms; longest time a cluster had no leader ${longestGap} ms`);
+    expect(longestGap, 'hand-over gap').to.be.below(5000);
+    const key = r3.fleet.owned()[0]!;
+    // The new owner acts: a pod in its cluster scales its group.
+    const [cl, md] = key === 'fleet/a' ? [wl.a, 'a-md'] : [wl.b, 'b-md'];
+    const before = await replicasOf(md);
+    await kubeRequest(cl.kubeConfig(), 'POST', `/api/v1/namespaces/${APPS}/pods`, pendingPod(APPS, 'after-handover', '3'));
+    await eventually(`${md} scaled by r3`, async () => (await replicasOf(md)) === before + 1, { timeoutMs: 60_000, intervalMs: 250 });
+    expect(doubles, 'clusters led by two replicas at once (sampled every 50 ms over the whole run)').to.deep.equal([]);
   });
 });
