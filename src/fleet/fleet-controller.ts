@@ -51,6 +51,9 @@ export class FleetController {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  /** The loop has begun (start() done with the informer): changes may wake it. */
+  private looping = false;
+  private again = false;
   private lastTickOk = 0;
   private readonly leaseMs: number;
   private readonly renewMs: number;
@@ -86,20 +89,28 @@ export class FleetController {
     await this.informer.waitForSync(60_000);
     if (this.o.registry) this.registerMetrics(this.o.registry);
     this.o.log(`fleet: ${this.informer.list().length} Cluster(s) selected; replica ${this.o.identity}`);
+    this.looping = true;
     this.loop();
   }
 
+  /** One tick at a time: a change during a tick makes the next one come at once. */
   private loop(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.ticking) return;
+    clearTimeout(this.timer);
+    this.again = false;
     this.ticking = this.tick().catch((err) => this.o.log(`fleet: ${(err as Error).message}`)).finally(() => {
       this.ticking = undefined;
-      if (!this.stopped) this.timer = setTimeout(() => this.loop(), this.o.reconcileMs ?? this.retryMs);
+      if (!this.stopped) this.timer = setTimeout(() => this.loop(), this.again ? 50 : (this.o.reconcileMs ?? this.retryMs));
     });
   }
 
   /** A Cluster changed: decide again now rather than at the next tick. */
   private soon(): void {
-    if (this.stopped || this.ticking) return;
+    if (this.stopped || !this.looping) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.loop(), 50);
   }
