@@ -32,8 +32,14 @@ export interface ClusterRunnerOptions {
   probeTimeoutMs?: number;
   /** A held Cluster (no Secret, API unreachable) is tried again after this. Default 10 s. */
   retryHeldMs?: number;
-  /** A running controller whose caches are not healthy this long marks the Cluster unreachable. Default 30 s. */
+  /**
+   * A running cluster whose API has not answered `/version` (probed every probeEveryMs), or
+   * whose controller's caches have not been healthy, for this long is held as unreachable
+   * (the controller keeps running and recovers by itself). Default 30 s.
+   */
   unreachableAfterMs?: number;
+  /** How often a running cluster's API is probed. Default 10 s. */
+  probeEveryMs?: number;
   /** How often the kubeconfig Secret is read again (a rotated one restarts the controller). Default 60 s. */
   secretCheckMs?: number;
 }
@@ -57,6 +63,10 @@ export class ClusterRunner {
   private hold: Hold | undefined;
   private nextTryAt = 0;
   private notReadySince: number | undefined;
+  /** The running cluster's API, probed while the controller runs; when it last answered. */
+  private probe: KubeClient | undefined;
+  private probedAt = 0;
+  private answeredAt = 0;
   private reported: string | undefined;
   private syncing: Promise<void> | undefined;
   private stopped = false;
@@ -115,9 +125,34 @@ export class ClusterRunner {
       if (this.controller) {
         if (this.controller.ready()) this.notReadySince = undefined;
         else this.notReadySince ??= now;
-        this.hold = this.notReadySince !== undefined && now - this.notReadySince > (this.o.unreachableAfterMs ?? 30_000)
-          ? { reason: 'WorkloadAPIUnreachable', message: 'the workload cluster\'s API has not been reachable: the controller\'s caches are stale' }
-          : undefined;
+        if (this.probe && now - this.probedAt >= (this.o.probeEveryMs ?? 10_000)) {
+          this.probedAt = now;
+          try {
+            await this.probe.request('GET', '/version', { timeoutMs: this.o.probeTimeoutMs ?? 5000, maxRetries: 0 });
+            this.answeredAt = Date.now();
+          } catch {
+            // Counted by answeredAt not moving.
+          }
+        }
+        const after = this.o.unreachableAfterMs ?? 30_000;
+        const silent = Date.now() - this.answeredAt > after;
+        const stale = this.notReadySince !== undefined && now - this.notReadySince > after;
+        if (silent || stale) {
+          // Held, so never scaled from what may be an old view: said first, then the
+          // controller goes (its stop may wait on the dead API), and comes back with fresh
+          // caches once the API answers again.
+          this.hold = {
+            reason: 'WorkloadAPIUnreachable',
+            message: silent
+              ? `the workload cluster's API has not answered /version for over ${Math.round(after / 1000)} s`
+              : `the controller's caches of the workload cluster have been stale for over ${Math.round(after / 1000)} s`,
+          };
+          await this.report(c);
+          await this.stopController('workload API unreachable');
+          this.nextTryAt = Date.now() + (this.o.retryHeldMs ?? 10_000);
+        } else {
+          this.hold = undefined;
+        }
       }
     }
     if (!this.elector && !this.stopped) this.startElector();
@@ -216,6 +251,8 @@ export class ClusterRunner {
       return undefined;
     }
     this.controller = controller;
+    this.probe = new KubeClient(kc);
+    this.probedAt = this.answeredAt = Date.now();
     this.controllerUid = c.metadata?.uid;
     this.secretHash = hashOf(secret.value);
     this.registry = registry;
@@ -230,6 +267,8 @@ export class ClusterRunner {
     const c = this.controller;
     this.controller = undefined;
     this.registry = undefined;
+    this.probe?.close();
+    this.probe = undefined;
     if (c) {
       this.o.log(`fleet: cluster ${this.key}: controller stopped (${why})`, this.subject());
       await c.stop().catch((err) => this.o.log(`fleet: cluster ${this.key}: stopping: ${(err as Error).message}`, this.subject()));
@@ -267,12 +306,16 @@ export class ClusterRunner {
     );
   }
 
-  /** Graceful: the term ends and the Lease is released (another replica takes it at once), then the controller stops. */
+  /**
+   * Graceful: the controller stops first, still in its term (its loops end, the prediction
+   * state is saved), then the term ends and the Lease is released: another replica takes
+   * it at once.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.syncing;
-    await this.elector?.stop();
     await this.stopController('released');
+    await this.elector?.stop();
   }
 
   /** Abrupt (a killed process, tests): no release; the Lease expires. */

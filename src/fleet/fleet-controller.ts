@@ -35,6 +35,7 @@ export interface FleetOptions {
   probeTimeoutMs?: number;
   retryHeldMs?: number;
   unreachableAfterMs?: number;
+  probeEveryMs?: number;
 }
 
 /**
@@ -129,6 +130,8 @@ export class FleetController {
     const contending = [...this.runners.values()].filter((r) => r.warm).map((r) => r.key);
     await this.leases.renewPresence(contending);
     const view = await this.leases.observe();
+    // Killed or stopped while it waited: start nothing more.
+    if (this.stopped) return;
     const holders = new Map(view.holders);
     for (const [key, h] of holders) if (h === this.o.identity && !this.runners.get(key)?.leading()) holders.delete(key);
     for (const r of this.runners.values()) if (r.leading()) holders.set(r.key, this.o.identity);
@@ -148,6 +151,7 @@ export class FleetController {
         ...(this.o.probeTimeoutMs ? { probeTimeoutMs: this.o.probeTimeoutMs } : {}),
         ...(this.o.retryHeldMs ? { retryHeldMs: this.o.retryHeldMs } : {}),
         ...(this.o.unreachableAfterMs ? { unreachableAfterMs: this.o.unreachableAfterMs } : {}),
+        ...(this.o.probeEveryMs ? { probeEveryMs: this.o.probeEveryMs } : {}),
       }));
     }
     for (const [key, r] of [...this.runners]) {

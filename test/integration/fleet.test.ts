@@ -105,7 +105,7 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
       management: client, namespace: SYSTEM, identity: id, clusterNamespace: FLEET, clusterSelector: 'fleet=yes',
       settings: { batch: { idleMs: 300, maxMs: 1000 }, disruption: false },
       log: (m) => logs.push(`${id} ${m}`), registry: new Registry(),
-      probeTimeoutMs: 2000, retryHeldMs: 2000,
+      probeTimeoutMs: 2000, retryHeldMs: 2000, unreachableAfterMs: 4000, probeEveryMs: 1000,
     });
     replicas.push({ id, fleet, client, alive: true });
     return fleet;
@@ -179,6 +179,21 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
     await kubeRequest(mkc, 'PATCH', `${CAPI}/namespaces/${FLEET}/clusters/b`, { spec: { paused: false } }, 'application/merge-patch+json');
     await eventually('b-md scaled to 2 once unpaused', async () => (await replicasOf('b-md')) === 2, { timeoutMs: 60_000, intervalMs: 250 });
     expect(await conditionOf('b')).to.include({ status: 'True', reason: 'Autoscaling' });
+
+    // b's apiserver frozen while b is autoscaled: held as unreachable, a unaffected; thawed: back.
+    const f0 = Date.now();
+    wl.b.signalApiServer('SIGSTOP');
+    try {
+      await eventually('cluster b held: WorkloadAPIUnreachable while its apiserver is frozen', async () => (await conditionOf('b'))?.reason === 'WorkloadAPIUnreachable', { timeoutMs: 30_000 });
+      console.log(`      [measure] frozen workload apiserver: held after ${Date.now() - f0} ms`);
+      await kubeRequest(wl.a.kubeConfig(), 'POST', `/api/v1/namespaces/${APPS}/pods`, pendingPod(APPS, 'pa-frozen-b', '3'));
+      await eventually('a-md scaled to 4 while b is frozen', async () => (await replicasOf('a-md')) === 4, { timeoutMs: 60_000, intervalMs: 250 });
+    } finally {
+      wl.b.signalApiServer('SIGCONT');
+    }
+    const t1 = Date.now();
+    await eventually('cluster b autoscaled again once its apiserver answers', async () => (await conditionOf('b'))?.reason === 'Autoscaling', { timeoutMs: 60_000 });
+    console.log(`      [measure] thawed workload apiserver: autoscaled again after ${Date.now() - t1} ms`);
   });
 
   it('a killed replica\'s clusters move to the other within 15 s; a Cluster removed while running is released', async () => {
@@ -194,7 +209,7 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
     expect(failoverMs).to.be.below(15_000);
     for (const name of ['a', 'b', 'c']) expect(await leaseHolder(name)).to.equal(survivor.id);
     // The survivor acts on what the victim had.
-    const [cl, md, pods] = moved.includes('fleet/a') ? [wl.a, 'a-md', 3] : [wl.b, 'b-md', 2];
+    const [cl, md, pods] = moved.includes('fleet/a') ? [wl.a, 'a-md', 4] : [wl.b, 'b-md', 2];
     await kubeRequest(cl.kubeConfig(), 'POST', `/api/v1/namespaces/${APPS}/pods`, pendingPod(APPS, 'after-kill', '3'));
     await eventually(`${md} scaled by the survivor`, async () => (await replicasOf(md)) === pods + 1, { timeoutMs: 60_000, intervalMs: 250 });
 
