@@ -152,10 +152,14 @@ describe('fleet mode on the real Cluster API manager: Machines become Nodes in t
     expect(b.nodes).to.have.length(1);
     expect(await replicasOf('a-md')).to.equal(2);
     expect(await replicasOf('b-md')).to.equal(1);
-    const machines = (await kubeRequest(mkc, 'GET', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${FLEET}/machines`) as { items: Array<{ spec: { clusterName: string }; status?: { nodeRef?: { name: string } } }> }).items;
+    // CAPI sets each Machine's nodeRef once it finds the Node in that Machine's workload cluster.
     for (const name of ['a', 'b'] as const) {
-      const refs = machines.filter((m) => m.spec.clusterName === name).map((m) => m.status?.nodeRef?.name).filter(Boolean).sort();
-      expect(refs, `Machines of ${name} reference Nodes of workload cluster ${name}`).to.deep.equal((name === 'a' ? a : b).nodes.sort());
+      const nodes = (name === 'a' ? a : b).nodes.sort();
+      await eventually(`Machines of ${name} reference Nodes of workload cluster ${name}`, async () => {
+        const machines = (await kubeRequest(mkc, 'GET', `/apis/cluster.x-k8s.io/v1beta2/namespaces/${FLEET}/machines`) as { items: Array<{ spec: { clusterName: string }; status?: { nodeRef?: { name: string } } }> }).items;
+        const refs = machines.filter((m) => m.spec.clusterName === name).map((m) => m.status?.nodeRef?.name).filter(Boolean).sort();
+        return JSON.stringify(refs) === JSON.stringify(nodes);
+      }, { timeoutMs: 30_000, intervalMs: 250 });
     }
 
     // Kill the owner of b: the survivor owns both and scales b.
