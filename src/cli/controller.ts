@@ -1,5 +1,8 @@
+import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Controller } from '../controller/controller.js';
+import { FleetController } from '../fleet/fleet-controller.js';
+import { KubeClient } from '../kube/kube-client.js';
+import { type ClusterControllerSettings, createClusterController } from '../controller/cluster-controller.js';
 import { DiscoverySpecError, discoverySpecs } from '../kube/discovery.js';
 import { SOLVER_PRIORITIES, SolverPool, type SolverPriority } from '../packing/solver-pool.js';
 import { DEFAULT_BATCH } from '../provisioning/batcher.js';
@@ -20,6 +23,15 @@ import { parseLogOptions } from './log-options.js';
 import { parsePriorityCutoff } from './priority-cutoff-flag.js';
 
 const DEFAULT_PREDICTION_STATE = 'headroom-prediction';
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const FLEET_CONFLICTS: Record<string, string> = {
+  'management-kubeconfig': 'fleet mode runs against the management cluster: give it as --kubeconfig, or run in-cluster',
+  namespace: 'each Cluster\'s node groups are discovered in its own namespace; use --fleet-namespace',
+  'cluster-name': 'each Cluster\'s node groups are discovered by its name; use --fleet-selector',
+  'node-group-auto-discovery': 'each Cluster\'s node groups are discovered by its name',
+  'webhook-address': 'the webhook and the extender run in each workload cluster, not in the management cluster',
+  'leader-election-id': 'fleet mode has one Lease per Cluster, named after it',
+};
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const usage = `Usage: headroom controller [options]
@@ -29,7 +41,13 @@ node groups and scales MachineDeployments / MachinePools through the scale
 subresource. Serves /metrics, /healthz and /readyz.
 
 Options:
-  --kubeconfig FILE              workload cluster (pods, nodes); default: in-cluster / $KUBECONFIG
+  --kubeconfig FILE              workload cluster (pods, nodes); default: in-cluster / $KUBECONFIG.
+                                 With --fleet: the management cluster
+  --fleet                        fleet mode: run in the management cluster and autoscale every selected
+                                 CAPI Cluster through its <cluster>-kubeconfig Secret (key value), one
+                                 Lease per Cluster shared among the replicas (ADR 0143)
+  --fleet-namespace NS           fleet mode: only Clusters in this namespace (default: all namespaces)
+  --fleet-selector SEL           fleet mode: only Clusters matching this label selector
   --management-kubeconfig FILE   management cluster (CAPI objects); default: the workload cluster
   --namespace NS                 only node groups in this namespace (shorthand for auto-discovery)
   --cluster-name NAME            only node groups of this CAPI cluster
@@ -122,6 +140,9 @@ export const controllerCommand: Command = {
   usage,
   options: {
     kubeconfig: { type: 'string' },
+    fleet: { type: 'boolean' },
+    'fleet-namespace': { type: 'string' },
+    'fleet-selector': { type: 'string' },
     'management-kubeconfig': { type: 'string' },
     namespace: { type: 'string' },
     'cluster-name': { type: 'string' },
@@ -203,19 +224,27 @@ export const controllerCommand: Command = {
     }
     const cutoffRaw = values['expendable-pods-priority-cutoff'] as string | undefined;
     const expendablePodsPriorityCutoff = cutoffRaw === undefined ? undefined : parsePriorityCutoff(cutoffRaw, 'controller');
+    const fleet = values.fleet === true;
+    const fleetNamespace = values['fleet-namespace'] as string | undefined;
+    const fleetSelector = values['fleet-selector'] as string | undefined;
+    if (!fleet && (fleetNamespace !== undefined || fleetSelector !== undefined)) throw new UsageError('controller: --fleet-namespace and --fleet-selector need --fleet');
+    if (fleet) {
+      for (const flag of ['management-kubeconfig', 'namespace', 'cluster-name', 'node-group-auto-discovery', 'webhook-address', 'leader-election-id']) {
+        if (values[flag] !== undefined) throw new UsageError(`controller: --${flag} cannot be used with --fleet (${FLEET_CONFLICTS[flag]})`);
+      }
+      if (fleetNamespace !== undefined && !DNS_LABEL.test(fleetNamespace)) throw new UsageError(`controller: --fleet-namespace must be a namespace name, got "${fleetNamespace}"`);
+      if (fleetSelector !== undefined && fleetSelector.trim() === '') throw new UsageError('controller: --fleet-selector must not be empty');
+    }
     const podNamespace = values['pod-namespace'] as string | undefined;
     const nodeLabelSelector = values['node-label-selector'] as string | undefined;
-    const workload = loadKubeConfig(values.kubeconfig as string | undefined, 'workload');
+    const workload = loadKubeConfig(values.kubeconfig as string | undefined, fleet ? 'management' : 'workload');
     const mgmtPath = values['management-kubeconfig'] as string | undefined;
     const management = mgmtPath ? loadKubeConfig(mgmtPath, 'management') : undefined;
     const intake = webhook ? new DemandIntake() : undefined;
     const pool = threadsRaw === '0' ? undefined : new SolverPool().start(threadsRaw ? Number(threadsRaw) : undefined, { priority: priorityRaw as SolverPriority });
     if (pool) registerSolverWorkerMetrics(registry, pool.workerHeap);
     const stateNamespace = (values['leader-election-namespace'] as string | undefined) ?? process.env.POD_NAMESPACE ?? 'default';
-    const controller = new Controller({
-      log,
-      workload, ...(management ? { management } : {}),
-      discovery,
+    const settings: ClusterControllerSettings = {
       // On the pool a solve past its deadline is terminated with its worker, and the
       // cycle falls back to the FFD baseline (on a fresh worker, same deadline).
       ...(pool ? {
@@ -233,10 +262,26 @@ export const controllerCommand: Command = {
       ...(intake ? { intake } : {}),
       batch: { idleMs, maxMs },
       provisioningRequestBookingMs: bookingMs,
+    };
+    if (fleet) {
+      return runFleet({
+        management: workload, namespace: stateNamespace, settings, log, logError, address, profiling, pool,
+        ...(fleetNamespace ? { clusterNamespace: fleetNamespace } : {}),
+        ...(fleetSelector ? { clusterSelector: fleetSelector } : {}),
+        ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs }, stateName } : {}),
+      });
+    }
+    const controller = createClusterController({
+      log,
+      workload, ...(management ? { management } : {}),
+      discovery,
       registry,
-      ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs, state: { namespace: stateNamespace, name: stateName } } } : {}),
+      settings: {
+        ...settings,
+        ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs, state: { namespace: stateNamespace, name: stateName } } } : {}),
+      },
       ...(values['leader-elect'] ? {
-        leaderElection: {
+        lease: {
           namespace: stateNamespace,
           ...(values['leader-election-id'] ? { name: values['leader-election-id'] as string } : {}),
         },
@@ -292,3 +337,63 @@ export const controllerCommand: Command = {
     return done;
   },
 };
+
+interface FleetRun {
+  management: KubeConfig;
+  namespace: string;
+  clusterNamespace?: string;
+  clusterSelector?: string;
+  settings: ClusterControllerSettings;
+  prediction?: { defaultBootHorizonMs: number };
+  stateName?: string;
+  log: (m: string) => void;
+  logError: (m: string) => void;
+  address: { host: string; port: number } | undefined;
+  profiling: boolean;
+  pool: SolverPool | undefined;
+}
+
+/** `headroom controller --fleet`: one FleetController, served like the single-cluster one. */
+async function runFleet(r: FleetRun): Promise<number> {
+  const fleet = new FleetController({
+    management: new KubeClient(r.management), namespace: r.namespace,
+    identity: process.env.POD_NAME ? `${process.env.POD_NAME}_${process.pid}` : `${hostname()}_${process.pid}`,
+    ...(r.clusterNamespace ? { clusterNamespace: r.clusterNamespace } : {}),
+    ...(r.clusterSelector ? { clusterSelector: r.clusterSelector } : {}),
+    settings: { ...r.settings, ...(r.prediction ? { prediction: r.prediction } : {}) },
+    ...(r.stateName ? { stateName: r.stateName } : {}),
+    log: r.log, registry,
+  });
+  installLastResort({ log: (line) => r.logError(line) });
+  let server: RunningServer | undefined;
+  if (r.address) {
+    server = await listen(createHandler({
+      ready: () => fleet.ready(), live: () => fleet.live(), routes: [], profiling: r.profiling, logError: r.logError,
+      metrics: () => fleet.metrics(registry),
+    }), { ...r.address, tls: false });
+    r.log(`metrics and health on ${server.url}`);
+  }
+  let stopping: Promise<void> | undefined;
+  const done = new Promise<number>((resolve) => {
+    const shutdown = (signal: string) => {
+      r.log(`${signal}: shutting down`);
+      stopping ??= (async () => {
+        await fleet.stop();
+        await server?.close();
+        await r.pool?.destroy();
+      })();
+      stopping.then(() => resolve(0), () => resolve(1));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+  try {
+    await fleet.start();
+  } catch (err) {
+    await fleet.stop().catch(() => {});
+    await server?.close();
+    await r.pool?.destroy();
+    throw new CliError(`controller: ${(err as Error).message.split('\n')[0]}`);
+  }
+  return done;
+}

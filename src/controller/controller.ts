@@ -54,11 +54,21 @@ export interface ControllerOptions {
   workload: KubeConfig;
   /** The management cluster (CAPI objects, NodePools, CapacityBuffers); default: the workload cluster. */
   management?: KubeConfig;
+  /**
+   * The management cluster as a client its owner shares between controllers (fleet
+   * mode); wins over `management` and is not closed by stop().
+   */
+  managementClient?: KubeClient;
   discovery?: GroupDiscoverySpec[];
   dryRun?: boolean;
   /** Pods below this priority are expendable: no demand, and no obstacle to removing a node (default -10, as Cluster Autoscaler). */
   expendablePodsPriorityCutoff?: number;
   batch?: BatcherOptions;
+  /**
+   * The terms are given by the caller through lead() (fleet mode: the cluster's Lease is
+   * held outside, ADR 0143); leaderElection is then ignored.
+   */
+  externalTerms?: boolean;
   /** Leader election; absent = act at once (single replica). */
   leaderElection?: {
     namespace: string;
@@ -67,6 +77,8 @@ export interface ControllerOptions {
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
+    /** Where the Lease lives: the workload cluster (default) or the management cluster (fleet mode, one Lease per Cluster). */
+    in?: 'workload' | 'management';
   };
   /** Default: the in-process solver. Pass the piscina pool's solve in production. */
   solve?: SolveFn;
@@ -123,8 +135,12 @@ export interface ControllerOptions {
 export interface PredictionOptions {
   /** Node boot time assumed for a group until boots are observed. */
   defaultBootHorizonMs: number;
-  /** Where the leader keeps the learned model (ADR 0092); absent = in memory only. */
-  state?: { namespace: string; name: string };
+  /**
+   * Where the leader keeps the learned model (ADR 0092); absent = in memory only. `in`:
+   * the cluster holding the ConfigMaps (default the workload cluster; the management
+   * cluster in fleet mode, ADR 0141), `labels` on them.
+   */
+  state?: { namespace: string; name: string; in?: 'workload' | 'management'; labels?: Record<string, string> };
   /** Pass period (default 10 s) and save period (default 2 min). */
   intervalMs?: number;
   saveIntervalMs?: number;
@@ -169,7 +185,7 @@ export class Controller {
     this.log = opts.log ?? ((m) => console.log(`${new Date().toISOString()} ${m}`));
     this.snapshots = new SnapshotBuilder(opts.expendablePodsPriorityCutoff === undefined ? {} : { expendablePodsPriorityCutoff: opts.expendablePodsPriorityCutoff });
     this.workloadClient = new KubeClient(opts.workload);
-    this.managementClient = opts.management ? new KubeClient(opts.management) : this.workloadClient;
+    this.managementClient = opts.managementClient ?? (opts.management ? new KubeClient(opts.management) : this.workloadClient);
     this.cache = new ClusterCache({
       workload: this.workloadClient, management: this.managementClient,
       discovery: opts.discovery ?? [],
@@ -213,6 +229,8 @@ export class Controller {
     }
     await this.cache.waitForSync(60_000);
     this.log(`caches synced (cluster.x-k8s.io/${capiVersion}${this.cache.absent.length ? `; not installed: ${this.cache.absent.join(', ')}` : ''})`);
+    // Fleet mode: the terms come from the cluster's Lease, held by its owner (lead()).
+    if (this.opts.externalTerms) return;
     const le = this.opts.leaderElection;
     if (!le) {
       // One replica: a single term, ended by stop().
@@ -221,7 +239,7 @@ export class Controller {
       return;
     }
     this.elector = new LeaderElector({
-      client: this.workloadClient, namespace: le.namespace, name: le.name ?? 'headroom-controller',
+      client: le.in === 'management' ? this.managementClient : this.workloadClient, namespace: le.namespace, name: le.name ?? 'headroom-controller',
       identity: le.identity ?? `${hostname()}_${process.pid}`,
       ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
       ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
@@ -231,6 +249,16 @@ export class Controller {
       log: this.log,
     });
     this.elector.start();
+  }
+
+  /**
+   * Fleet mode (`externalTerms`): a term begun by whoever holds this cluster's Lease
+   * (src/fleet); it ends when `term` aborts. Call after start().
+   */
+  lead(term: AbortSignal): void {
+    if (term.aborted) return;
+    term.addEventListener('abort', () => void this.stopLeading(), { once: true });
+    this.startLeading(term);
   }
 
   /**
@@ -367,7 +395,12 @@ export class Controller {
     const recorder = new EventRecorder(client, this.onEventError);
     this.prediction = new PredictionLoop({
       state: this.cache, clock: systemClock, log: this.log, signal: term, snapshots: this.snapshots,
-      ...(opts.state && !this.opts.dryRun ? { store: new ConfigMapStateStore(client, opts.state.namespace, opts.state.name) } : {}),
+      ...(opts.state && !this.opts.dryRun ? {
+        store: new ConfigMapStateStore(
+          opts.state.in === 'management' ? this.managementClient.fenced(term) : client, opts.state.namespace, opts.state.name,
+          ...(opts.state.labels ? [{ 'app.kubernetes.io/managed-by': 'headroom', ...opts.state.labels }] : []),
+        ),
+      } : {}),
       ...(this.opts.intake ? { intake: this.opts.intake } : {}),
       onPredictedChange: () => this.provisioner?.trigger(),
       onPass: (p) => {
@@ -450,7 +483,7 @@ export class Controller {
     this.latency?.stop();
     this.cache.stop();
     this.workloadClient.close();
-    if (this.managementClient !== this.workloadClient) this.managementClient.close();
+    if (this.managementClient !== this.workloadClient && !this.opts.managementClient) this.managementClient.close();
   }
 
   /** Abrupt stop for tests (a killed process): no lease release, nothing finished. */

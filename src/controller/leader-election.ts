@@ -33,6 +33,14 @@ export interface LeaderElectionOptions {
   /** Leadership lost (renewal failed) or released. */
   onStoppedLeading: () => void;
   log?: Log;
+  /**
+   * When this process first saw the Lease record `key` (`holder|renewTime|resourceVersion`),
+   * if it watched the Lease before this elector existed (fleet mode observes every
+   * cluster's Lease): the same clock and the same record, so the takeover rule holds.
+   */
+  priorObservation?: (key: string) => number | undefined;
+  /** Labels and annotations of the Lease when this elector creates it (fleet mode finds its Leases by them). */
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
 }
 
 interface LeaseSpec {
@@ -168,7 +176,7 @@ export class LeaderElector {
       if (!isNotFound(err)) throw err;
       try {
         await this.o.client.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases`, {
-          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.name, namespace: this.o.namespace }, spec: mine },
+          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { ...this.o.metadata, name: this.o.name, namespace: this.o.namespace }, spec: mine },
           signal,
         });
         return true;
@@ -179,7 +187,7 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const key = `${spec.holderIdentity ?? ''}|${spec.renewTime ?? ''}|${lease.metadata.resourceVersion ?? ''}`;
-    if (!this.observed || this.observed.key !== key) this.observed = { key, at: nowMs };
+    if (!this.observed || this.observed.key !== key) this.observed = { key, at: Math.min(nowMs, this.o.priorObservation?.(key) ?? nowMs) };
     const holder = spec.holderIdentity ?? '';
     const iHold = holder === this.o.identity;
     const durationMs = (spec.leaseDurationSeconds ?? Math.ceil(this.leaseMs / 1000)) * 1000;

@@ -27,6 +27,8 @@ export interface AppOptions {
   logError?: (message: string) => void;
   /** Serve /debug/profile/cpu and /debug/profile/heap (the metrics port only; off by default). */
   profiling?: boolean;
+  /** The /metrics body, when more than the process registry (fleet mode adds every cluster's). */
+  metrics?: () => Promise<string>;
 }
 
 const OTHER_ENDPOINT = 'other';
@@ -146,7 +148,7 @@ function createApp(opts: AppOptions): Express {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
   });
   app.get('/metrics', async (_req, res) => {
-    res.type(registry.contentType).send(await registry.metrics());
+    res.type(registry.contentType).send(await (opts.metrics ? opts.metrics() : registry.metrics()));
   });
   if (opts.profiling) mountProfiling(app);
 

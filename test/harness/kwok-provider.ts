@@ -58,7 +58,7 @@ import type { KubeConfig, V1Node, V1Taint } from '@kubernetes/client-node';
 import { ARCH_LABEL, HOSTNAME_LABEL, OS_LABEL, ZONE_LABEL } from '../../src/api/capacity-annotations.js';
 import { CAPI_GROUP, CLUSTER_NAME_LABEL } from '../../src/api/capi.js';
 import { KubeRequestError, kubeRequest } from './kube-request.js';
-import { createNode, deleteNode, randomSuffix } from './kwok-nodes.js';
+import { createNode, deleteNode, listNodes, randomSuffix } from './kwok-nodes.js';
 import { canonical, condition, patchStatusIfChanged } from './object-status.js';
 import { ReconcileLoop } from './reconcile-loop.js';
 
@@ -92,6 +92,12 @@ export interface KwokProviderOptions {
   readonly intervalMs?: number;
   /** The kubeconfig written into `<cluster>-kubeconfig` Secrets; default: kubeConfig's. */
   readonly workloadKubeconfig?: string;
+  /**
+   * Workload clusters of their own, by Cluster name (fleet tests): a Cluster named here
+   * gets that apiserver as its control plane endpoint and `<cluster>-kubeconfig`, and its
+   * Machines' Nodes are made there. Other Clusters use kubeConfig's apiserver.
+   */
+  readonly workloads?: Readonly<Record<string, KubeConfig>>;
   readonly now?: () => number;
 }
 
@@ -151,6 +157,7 @@ export class KwokProvider extends ReconcileLoop {
   private readonly bootDelayMs: number;
   private readonly bootDelayFor: ((machineName: string) => number) | undefined;
   private readonly workloadKubeconfig: string;
+  private readonly workloads: Readonly<Record<string, KubeConfig>>;
   private readonly now: () => number;
   /** KwokMachine uid -> when it became bootable (owner Machine with bootstrap data). */
   private readonly bootableSince = new Map<string, number>();
@@ -164,6 +171,7 @@ export class KwokProvider extends ReconcileLoop {
     this.bootDelayMs = opts.bootDelayMs ?? 1000;
     this.bootDelayFor = opts.bootDelayFor;
     this.workloadKubeconfig = opts.workloadKubeconfig ?? opts.kubeConfig.exportConfig();
+    this.workloads = opts.workloads ?? {};
     this.now = opts.now ?? Date.now;
   }
 
@@ -247,15 +255,26 @@ export class KwokProvider extends ReconcileLoop {
     ];
   }
 
-  private endpoint(): { host: string; port: number } {
-    const u = new URL(this.kc.getCurrentCluster()!.server);
+  /** The apiserver where a Cluster's Nodes live. */
+  private kcFor(cluster: string | undefined): KubeConfig {
+    return (cluster !== undefined ? this.workloads[cluster] : undefined) ?? this.kc;
+  }
+
+  protected override async listNodes(): Promise<V1Node[]> {
+    const own = await super.listNodes();
+    const more = await Promise.all(Object.values(this.workloads).map((kc) => listNodes(kc, this.nodeSelector())));
+    return [...own, ...more.flat()];
+  }
+
+  private endpoint(cluster?: string): { host: string; port: number } {
+    const u = new URL(this.kcFor(cluster).getCurrentCluster()!.server);
     return { host: u.hostname, port: Number(u.port || 443) };
   }
 
   private async reconcileInfraCluster(c: Obj): Promise<void> {
     if (c.metadata.deletionTimestamp) return;
     if (!(c.spec?.controlPlaneEndpoint as { host?: string } | undefined)?.host) {
-      await this.patch(c, { spec: { controlPlaneEndpoint: this.endpoint() } });
+      await this.patch(c, { spec: { controlPlaneEndpoint: this.endpoint(c.metadata.labels?.[CLUSTER_NAME_LABEL] ?? c.metadata.name) } });
     }
     await this.patchStatusIfChanged(c, { initialization: { provisioned: true } });
   }
@@ -268,7 +287,7 @@ export class KwokProvider extends ReconcileLoop {
     await this.createIgnoringConflict(`/api/v1/namespaces/${c.metadata.namespace}/secrets`, {
       apiVersion: 'v1', kind: 'Secret', type: 'cluster.x-k8s.io/secret',
       metadata: { name: `${cluster}-kubeconfig`, namespace: c.metadata.namespace, labels: { [CLUSTER_NAME_LABEL]: cluster } },
-      stringData: { value: this.workloadKubeconfig },
+      stringData: { value: this.workloads[cluster] ? this.workloads[cluster].exportConfig() : this.workloadKubeconfig },
     });
     await this.patchStatusIfChanged(c, { initialization: { controlPlaneInitialized: true } });
   }
@@ -304,7 +323,7 @@ export class KwokProvider extends ReconcileLoop {
     const name = m.metadata.name;
     if (m.metadata.deletionTimestamp) {
       // "Terminate the instance": the Node goes with it.
-      if (nodeByName.has(name)) await deleteNode(this.kc, name);
+      if (nodeByName.has(name)) await deleteNode(this.kcFor(m.metadata.labels?.[CLUSTER_NAME_LABEL]), name);
       if (m.metadata.finalizers?.includes(MACHINE_FINALIZER)) {
         await this.patch(m, { metadata: { finalizers: m.metadata.finalizers.filter((f) => f !== MACHINE_FINALIZER) } });
       }
@@ -341,7 +360,7 @@ export class KwokProvider extends ReconcileLoop {
       const shape = (m.spec ?? {}) as MachineShape;
       const zone = (machine.spec as { failureDomain?: string } | undefined)?.failureDomain;
       const instanceType = m.metadata.annotations?.['cluster.x-k8s.io/cloned-from-name'];
-      await this.createNode(name, m.metadata.namespace!, `KwokMachine.${name}`, shape, zone, instanceType);
+      await this.createNode(name, m.metadata.namespace!, `KwokMachine.${name}`, shape, zone, instanceType, (machine.spec as { clusterName?: string } | undefined)?.clusterName);
       return; // spec and status next pass, once the Node is listed
     }
     const providerID = node.spec?.providerID ?? `kwok://${name}`;
@@ -380,7 +399,7 @@ export class KwokProvider extends ReconcileLoop {
         const zone = leastUsed(domains, [...instances, ...booting]);
         booting.push({ instanceName: `${p.metadata.name.slice(0, 56)}-${randomSuffix()}`, providerID: '', ...(zone ? { zone } : {}) });
       }
-      const made = await Promise.all(booting.map((b) => this.createNode(b.instanceName, p.metadata.namespace!, `KwokMachinePool.${p.metadata.name}`, shape, b.zone, p.metadata.name)));
+      const made = await Promise.all(booting.map((b) => this.createNode(b.instanceName, p.metadata.namespace!, `KwokMachinePool.${p.metadata.name}`, shape, b.zone, p.metadata.name, (mp.spec as { clusterName?: string } | undefined)?.clusterName)));
       made.forEach((node, i) => instances.push({ ...booting[i]!, providerID: node.spec?.providerID ?? `kwok://${booting[i]!.instanceName}` }));
     }
     const nodeNames = new Set(nodes.map((n) => n.metadata!.name));
@@ -400,7 +419,7 @@ export class KwokProvider extends ReconcileLoop {
 
   // ---- Nodes -------------------------------------------------------------------
 
-  private createNode(name: string, namespace: string, owner: string, shape: MachineShape, zone: string | undefined, instanceType: string | undefined): Promise<V1Node> {
+  private createNode(name: string, namespace: string, owner: string, shape: MachineShape, zone: string | undefined, instanceType: string | undefined, cluster?: string): Promise<V1Node> {
     const capacity = { ...DEFAULT_CAPACITY, ...shape.capacity };
     const labels: Record<string, string> = {
       ...shape.nodeLabels,
@@ -421,7 +440,7 @@ export class KwokProvider extends ReconcileLoop {
       spec: { providerID: `kwok://${name}`, ...(shape.nodeTaints?.length ? { taints: shape.nodeTaints } : {}) },
       status: { capacity, allocatable: capacity },
     };
-    return createNode(this.kc, body);
+    return createNode(this.kcFor(cluster), body);
   }
 
   protected nodeSelector(): string {

@@ -353,11 +353,13 @@ describe('helm chart charts/headroom (real helm)', function () {
           'mtls.clientCaConfigMap': 'cp-client-ca',
         },
       ],
+      ['mode: fleet', { mode: 'fleet', 'fleet.namespace': 'capi', 'fleet.selector': 'env=prod', 'managementCluster.kubeconfigSecret.name': 'ignored' }],
     ] as const) {
       it(`with ${label}`, async () => {
         const objects = await renderChart(NS, values);
         const c = onlyOne<V1Deployment>(objects, 'Deployment').spec!.template.spec!.containers[0]!;
         if (label === 'default values') expect(c.args).to.include('--log-level=info').and.not.include('--profiling');
+        if (label === 'mode: fleet') expect(c.args).to.include.members(['--fleet', '--fleet-namespace=capi', '--fleet-selector=env=prod']).and.not.include('--leader-elect');
         if (label === 'every optional flag') expect(c.args).to.include.members(['--log-level=debug', '--dry-run', '--profiling', '--disruption=false', '--management-kubeconfig=/etc/headroom/management/kubeconfig', '--client-ca=/etc/headroom/client-ca/ca.crt']);
         // Strict parsing runs before --help: an unknown or malformed flag exits 2.
         const r = await cli([...c.args!, '--help'], { POD_NAMESPACE: NS });
@@ -486,6 +488,31 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(token.type).to.equal('kubernetes.io/service-account-token');
       expect(token.metadata.annotations).to.deep.equal({ 'kubernetes.io/service-account.name': onlyOne(withToken, 'ServiceAccount').metadata.name });
       const bad = await helm(['template', 'hr', CHART_DIR, '--kube-version', KUBE_VERSION, ...setArgs({ mode: 'everything' })]);
+      expect(bad.code).to.not.equal(0);
+    });
+
+    it('mode: fleet runs the controller with --fleet and least privilege in the management cluster: Secrets get-only, in fleet.namespace only when set', async () => {
+      const objects = await renderChart(NS, { mode: 'fleet', 'fleet.namespace': 'capi' });
+      expect(objects.map((o) => o.kind).sort()).to.deep.equal(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount']);
+      const deploy = onlyOne<V1Deployment>(objects, 'Deployment');
+      const pod = deploy.spec!.template.spec!;
+      expect(pod.volumes!.map((v) => v.name), 'no TLS, no management kubeconfig').to.deep.equal(['tmp']);
+      expect(pod.containers[0]!.ports!.map((p) => p.name)).to.deep.equal(['metrics']);
+      const cluster = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!);
+      expect(cluster.filter((g) => /^\/secrets:/.test(g)), 'no cluster-wide Secrets with fleet.namespace').to.deep.equal([]);
+      expect(cluster.filter((g) => !/^(cluster\.x-k8s\.io|headroom\.dev|events\.k8s\.io|bootstrap\.cluster\.x-k8s\.io)\//.test(g)), 'nothing of a workload cluster').to.deep.equal([]);
+      expect(cluster).to.include.members(['cluster.x-k8s.io/clusters:watch', 'cluster.x-k8s.io/clusters/status:update', 'cluster.x-k8s.io/machinedeployments/scale:update']);
+      const roles = ofKind<V1Role>(objects, 'Role');
+      const secrets = roles.find((r) => r.metadata!.namespace === 'capi')!;
+      expect(grants(secrets.rules!)).to.deep.equal(['/secrets:get']);
+      const own = roles.find((r) => r.metadata!.namespace === NS)!;
+      expect(grants(own.rules!).sort()).to.deep.equal(['/configmaps:create', '/configmaps:get', '/configmaps:update',
+        'coordination.k8s.io/leases:create', 'coordination.k8s.io/leases:delete', 'coordination.k8s.io/leases:get', 'coordination.k8s.io/leases:list', 'coordination.k8s.io/leases:update']);
+      for (const b of ofKind<V1RoleBinding>(objects, 'RoleBinding')) expect(b.subjects![0]!.name).to.equal(pod.serviceAccountName);
+      // Every namespace: get on Secrets cluster-wide (read by name only: never list or watch).
+      const wide = grants(onlyOne<V1ClusterRole>(await renderChart(NS, { mode: 'fleet' }), 'ClusterRole').rules!);
+      expect(wide.filter((g) => /^\/secrets:/.test(g))).to.deep.equal(['/secrets:get']);
+      const bad = await helm(['template', 'hr', CHART_DIR, '--kube-version', KUBE_VERSION, ...setArgs({ mode: 'fleet', 'fleet.namespace': 'Not_A_Namespace' })]);
       expect(bad.code).to.not.equal(0);
     });
 

@@ -149,6 +149,16 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 - controller
 - --metrics-address=0.0.0.0:{{ .Values.metrics.port }}
 - --log-level={{ .Values.logLevel }}
+{{- if eq .Values.mode "fleet" }}
+- --fleet
+- --leader-election-namespace=$(POD_NAMESPACE)
+{{- with .Values.fleet.namespace }}
+- --fleet-namespace={{ . }}
+{{- end }}
+{{- with .Values.fleet.selector }}
+- --fleet-selector={{ . }}
+{{- end }}
+{{- else }}
 {{- if .Values.controller.leaderElect }}
 - --leader-elect
 - --leader-election-namespace=$(POD_NAMESPACE)
@@ -159,6 +169,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- end }}
 {{- range .Values.controller.nodeGroupAutoDiscovery }}
 - --node-group-auto-discovery={{ . }}
+{{- end }}
 {{- end }}
 {{- if .Values.controller.dryRun }}
 - --dry-run
@@ -179,7 +190,7 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 - --solver-threads={{ .Values.controller.solverThreads }}
 - --solver-priority={{ .Values.controller.solverPriority }}
 - --expendable-pods-priority-cutoff={{ int .Values.controller.expendablePodsPriorityCutoff }}
-{{- if or .Values.webhook.enabled .Values.extender.enabled }}
+{{- if and (eq .Values.mode "workload") (or .Values.webhook.enabled .Values.extender.enabled) }}
 - --webhook-address=0.0.0.0:{{ .Values.server.port }}
 - --tls-dir={{ .Values.tls.mountPath }}
 {{- if .Values.mtls.enabled }}

@@ -10,6 +10,7 @@ import type { CapiActuator } from '../../../src/capi/actuator.js';
 import '../../../src/cli/last-resort.js';
 import { registerControllerMetrics, registerSolverWorkerMetrics } from '../../../src/controller/metrics.js';
 import '../../../src/extender/routes.js';
+import { registerFleetMetrics } from '../../../src/fleet/fleet-controller.js';
 import type { ClusterCache } from '../../../src/kube/cluster-cache.js';
 import { METRIC_PREFIX, registry as processRegistry } from '../../../src/server/metrics.js';
 import '../../../src/webhook/mutate-pods.js';
@@ -40,6 +41,7 @@ export function headroomMetrics(): MetricInfo[] {
   const actuator = { capiWrites: {} } as unknown as CapiActuator;
   registerControllerMetrics(controller, {} as ClusterCache, actuator);
   registerSolverWorkerMetrics(controller, { usedBytes: 0, committedBytes: 0, maxCommittedBytes: 0 });
+  registerFleetMetrics(controller, () => ({ selected: 0, owned: 0, held: 0 }));
   const defaults = defaultMetricNames();
   return [...processRegistry.getMetricsAsArray(), ...controller.getMetricsAsArray()]
     .map(info)
