@@ -154,6 +154,15 @@ describe('Disruptor', () => {
     expect(actuator.batches).to.have.length(1);
   });
 
+  it('defaultBudgets sets the budgets of groups in no NodePool (the simulator gives Karpenter-like policies a lone 10%)', async () => {
+    const { d, clock, actuator } = disruptor(cluster(), new RecordingActuator(), { defaultBudgets: [{ nodes: '10%' }] });
+    await clock.advance(30_000);
+    const r = await d.pass();
+    expect(r.removals.map((x) => x.node)).to.deep.equal(['n-1']);
+    expect(r.kept.find((k) => k.node === 'n-2')?.blockedBy).to.equal('budget');
+    expect(actuator.batches).to.deep.equal([{ group: 'md', machines: ['m-1'] }]);
+  });
+
   it('a group at min size keeps as many empty nodes as its min size needs, on the decision and on the write', async () => {
     const objs = cluster();
     objs.nodeGroups = [machineDeployment({ namespace: NS, name: 'md', replicas: 3, min: 2, max: 5, cpu: '4', memory: '16Gi', labels: { pool: 'p' } })];
