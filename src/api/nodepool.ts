@@ -251,7 +251,7 @@ function parseDisruption(v: unknown, fail: (m: string) => never): NodePoolDisrup
     }
     if (b.reasons !== undefined) {
       if (!Array.isArray(b.reasons)) fail(`disruption.budgets[${i}].reasons must be a list`);
-      out.reasons = b.reasons as DisruptionBudget['reasons'];
+      out.reasons = [...b.reasons] as DisruptionBudget['reasons'];
     }
     return out;
   });

@@ -35,6 +35,20 @@ export interface ScaleResult {
   written: boolean;
 }
 
+/** One Machine of a batch removal, and why it goes (for the log and events). */
+export interface MachineRemoval {
+  machine: MachineRef;
+  reason: string;
+}
+
+export interface BatchScaleResult extends ScaleResult {
+  /**
+   * Names of the Machines removed (written) or that would have been (dry run): the first
+   * ones of the batch the group's min size allows. The others were declined.
+   */
+  removed: string[];
+}
+
 /**
  * The CAPI actuator: the only code that writes CAPI objects. Like Karpenter's
  * cloud provider it is a narrow interface, so the controller, the simulator and
@@ -55,6 +69,15 @@ export interface CapiActuator {
    * annotation back if the decrement fails. Refuses to go below min size.
    */
   deleteMachine(group: NodeGroupRef, machine: MachineRef, reason: string): Promise<ScaleResult>;
+  /**
+   * Removes several Machines of one group with one replicas write (Cluster
+   * Autoscaler's bulk delete of empty nodes): annotates each
+   * cluster.x-k8s.io/delete-machine, then lowers replicas by their number, so CAPI's
+   * MachineSet deletes exactly the marked ones; rolls every mark back if the write
+   * fails. Never below min size: only the first (replicas - min) of them go, the
+   * others are declined (not in `removed`, left unmarked).
+   */
+  deleteMachines(group: NodeGroupRef, machines: readonly MachineRemoval[]): Promise<BatchScaleResult>;
   /**
    * Creates a standalone Machine named `request.name` (plus bootstrap and
    * infrastructure objects); returns its name. A Machine of that name that already

@@ -5,7 +5,7 @@ import { NODEPOOL_API_VERSION, NODEPOOL_KIND, NODEPOOL_LABEL, NODEPOOL_PLURAL, p
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
 import type {
-  CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
+  BatchScaleResult, CapiActuator, MachineRef, MachineRemoval, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from './actuator.js';
 import type { EventRecorder, EventSpec } from './events.js';
 import { capiPath, groupId, groupPath } from './group-resource.js';
@@ -176,6 +176,78 @@ export class KubeActuator implements CapiActuator {
     this.log(note, { kind: 'Machine', ...machine });
     this.event(g.obj, { type: 'Normal', reason: 'ScaledDown', action: 'ScaleDown', note });
     return { replicas: g.replicas - 1, written: true };
+  }
+
+  async deleteMachines(group: NodeGroupRef, machines: readonly MachineRemoval[]): Promise<BatchScaleResult> {
+    let g = await this.readGroup(group);
+    const room = (x: GroupState) => Math.max(0, Math.min(machines.length, x.replicas - x.bounds.minSize));
+    const noteOf = (m: MachineRemoval, from: number, to: number) =>
+      `removing Machine ${m.machine.name}${m.machine.nodeName ? ` (node ${m.machine.nodeName})` : ''}: replicas ${from} -> ${to} (${machines.length > 1 ? `${machines.length} Machines at once` : 'one Machine'}): ${m.reason}`;
+    const declined = (x: GroupState, from: number) => {
+      for (const m of machines.slice(from)) {
+        this.log(`not removing ${m.machine.namespace}/${m.machine.name}: ${groupId(group)} is at min size ${x.bounds.minSize}`, { kind: 'Machine', ...m.machine });
+      }
+    };
+    let take = room(g);
+    if (take === 0) {
+      declined(g, 0);
+      return { replicas: g.replicas, written: false, removed: [] };
+    }
+    if (this.opts.dryRun) {
+      for (const m of machines.slice(0, take)) {
+        const note = noteOf(m, g.replicas, g.replicas - take);
+        this.log(`dry run: would ${note}`, { kind: 'Machine', ...m.machine });
+        this.event(g.obj, { type: 'Normal', reason: 'DryRunScaleDown', action: 'ScaleDown', note: `dry run: ${note}` });
+      }
+      declined(g, take);
+      return { replicas: g.replicas - take, written: false, removed: machines.slice(0, take).map((m) => m.machine.name) };
+    }
+    // Every mark first, then one write: CAPI deletes the marked Machines before any other.
+    const stamp = new Date().toISOString();
+    const marked: MachineRemoval[] = [];
+    const unmark = async (list: readonly MachineRemoval[]) => {
+      await Promise.all(list.map((m) => this.annotateMachine(m.machine, null).catch((e) => {
+        this.log(`rolling back ${DELETE_MACHINE_ANNOTATION} on ${m.machine.name} failed: ${(e as Error).message}`, { kind: 'Machine', ...m.machine });
+      })));
+    };
+    try {
+      for (const m of machines.slice(0, take)) {
+        await this.annotateMachine(m.machine, stamp);
+        marked.push(m);
+      }
+      const retries = this.opts.maxConflictRetries ?? 8;
+      for (let attempt = 0; ; attempt++) {
+        const now = room(g);
+        if (now < take) {
+          // The group shrank meanwhile: fewer may go; the marks of the rest come off.
+          await unmark(marked.splice(now));
+          take = now;
+        }
+        if (take === 0) {
+          declined(g, 0);
+          return { replicas: g.replicas, written: false, removed: [] };
+        }
+        try {
+          await this.putScale(group, g.obj, g.replicas - take);
+          break;
+        } catch (err) {
+          if (!isConflict(err) || attempt >= retries) throw err;
+          this.capiWrites.conflicts++;
+          g = await this.readGroup(group);
+        }
+      }
+    } catch (err) {
+      // Roll the marks back so CAPI does not pick these machines for an unrelated scale-down.
+      await unmark(marked);
+      throw err;
+    }
+    for (const m of marked) {
+      const note = noteOf(m, g.replicas, g.replicas - take);
+      this.log(note, { kind: 'Machine', ...m.machine });
+      this.event(g.obj, { type: 'Normal', reason: 'ScaledDown', action: 'ScaleDown', note });
+    }
+    declined(g, take);
+    return { replicas: g.replicas - take, written: true, removed: marked.map((m) => m.machine.name) };
   }
 
   /** REST collection path of `kind` in `apiVersion`, discovered once. */

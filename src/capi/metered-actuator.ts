@@ -47,6 +47,10 @@ export class MeteredActuator implements CapiActuator {
     return this.timed('deleteMachine', () => this.inner.deleteMachine(...args));
   }
 
+  deleteMachines(...args: Parameters<CapiActuator['deleteMachines']>): ReturnType<CapiActuator['deleteMachines']> {
+    return this.timed('deleteMachines', () => this.inner.deleteMachines(...args));
+  }
+
   createMachine(...args: Parameters<CapiActuator['createMachine']>): ReturnType<CapiActuator['createMachine']> {
     return this.timed('createMachine', () => this.inner.createMachine(...args));
   }

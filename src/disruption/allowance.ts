@@ -31,7 +31,7 @@ export const DEFAULT_DISRUPTION: NodePoolDisruption = {
   consolidationPolicy: DEFAULT_CONSOLIDATION_POLICY,
   consolidateAfterMs: DEFAULT_CONSOLIDATE_AFTER_MS,
   expireAfterMs: DEFAULT_EXPIRE_AFTER_MS,
-  budgets: DEFAULT_BUDGETS.map((b) => ({ ...b })),
+  budgets: DEFAULT_BUDGETS.map((b) => ({ nodes: b.nodes, reasons: [...b.reasons] })),
 };
 
 /** The disruption settings of a group: its pool's, else the defaults; with its own scale-down options. */

@@ -90,6 +90,11 @@ export interface DisruptorOptions {
   consolidation?: ConsolidationOptions | false;
   /** consolidationPolicy of groups that belong to no NodePool. Default: a NodePool's (api/disruption-defaults.ts). */
   defaultConsolidationPolicy?: NodePoolDisruption['consolidationPolicy'];
+  /**
+   * Budgets of groups that belong to no NodePool. Default: a NodePool's (api/disruption-defaults.ts);
+   * the simulator's Karpenter-like policies give Karpenter's lone `10%`.
+   */
+  defaultBudgets?: NodePoolDisruption['budgets'];
   /** A cheaper replacement not Ready after this long is given up (its old nodes kept). Default 15 min. */
   replaceTimeoutMs?: number;
   /**
@@ -129,7 +134,7 @@ function sameElements(a: readonly unknown[], b: readonly unknown[]): boolean {
 }
 
 export class Disruptor {
-  private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods' | 'drain'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
+  private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods' | 'drain' | 'defaultBudgets'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
   private readonly drain: typeof DEFAULT_DRAIN | undefined;
   private readonly settled = new SettledTracker();
   private readonly replacements: Replacements;
@@ -169,6 +174,7 @@ export class Disruptor {
     this.drain = options.drain === false ? undefined : { ...DEFAULT_DRAIN, ...options.drain };
     this.poolless = {
       ...DEFAULT_DISRUPTION, consolidateAfterMs: this.opts.defaultConsolidateAfterMs, consolidationPolicy: this.opts.defaultConsolidationPolicy,
+      ...(options.defaultBudgets ? { budgets: options.defaultBudgets.map((b) => ({ ...b })) } : {}),
     };
     this.replacements = new Replacements({ actuator: deps.actuator, nodes: deps.nodes, log: (m) => this.log(m) }, this.opts.replaceTimeoutMs);
     this.consolidation = new ConsolidationDue(this.opts.consolidation !== false);

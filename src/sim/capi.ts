@@ -3,7 +3,7 @@ import {
   CLUSTER_NAME_ANNOTATION, CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, MACHINE_ANNOTATION,
   MACHINE_NAMESPACE_ANNOTATION, OWNER_KIND_ANNOTATION, OWNER_NAME_ANNOTATION, POOL_NAME_LABEL, SET_NAME_LABEL,
 } from '../api/capi.js';
-import type { MachineRef, NodeGroupRef, ScaleResult } from '../capi/actuator.js';
+import type { BatchScaleResult, MachineRef, MachineRemoval, NodeGroupRef, ScaleResult } from '../capi/actuator.js';
 import type { NodeGroup } from '../cluster/snapshot.js';
 import { CPU, MEMORY } from '../scheduling/resources.js';
 import type { SimDra } from './dra.js';
@@ -23,7 +23,7 @@ export interface ScaleAction {
   group: string;
   from: number;
   to: number;
-  /** The node removed, for deleteMachine. */
+  /** The node removed, for deleteMachine(s). */
   node?: string;
   reason: string;
 }
@@ -88,14 +88,34 @@ export class SimCapi {
 
   deleteMachine(ref: NodeGroupRef, machine: MachineRef, reason: string): ScaleResult {
     const g = this.group(ref);
+    const written = this.removeOne(g, machine, reason);
+    if (written) {
+      this.store.groupChanged(g);
+      this.metrics.scaleActions++;
+    }
+    return { replicas: g.replicas, written };
+  }
+
+  /** The batch as the KubeActuator writes it: the first ones min size allows, one replicas write (one scale action). */
+  deleteMachines(ref: NodeGroupRef, machines: readonly MachineRemoval[]): BatchScaleResult {
+    const g = this.group(ref);
+    const removed: string[] = [];
+    for (const m of machines) if (this.removeOne(g, m.machine, m.reason)) removed.push(m.machine.name);
+    if (removed.length > 0) {
+      this.store.groupChanged(g);
+      this.metrics.scaleActions++;
+    }
+    return { replicas: g.replicas, written: removed.length > 0, removed };
+  }
+
+  /** Removes one Machine of `g` when it exists and min size allows; records the action. */
+  private removeOne(g: SimGroup, machine: MachineRef, reason: string): boolean {
     const m = g.machines.find((x) => x.name === machine.name || (machine.nodeName !== undefined && x.node?.name === machine.nodeName));
-    if (!m || g.replicas - 1 < g.minSize) return { replicas: g.replicas, written: false };
+    if (!m || g.replicas - 1 < g.minSize) return false;
     this.actions.push({ at: this.clock.now(), group: g.id, from: g.replicas, to: g.replicas - 1, ...(m.node ? { node: m.node.name } : {}), reason });
     this.removeMachine(m);
     g.replicas--;
-    this.store.groupChanged(g);
-    this.metrics.scaleActions++;
-    return { replicas: g.replicas, written: true };
+    return true;
   }
 
   /** Sets a group's replicas as the MachineSet controller would: create, or delete newest first. */

@@ -1,7 +1,7 @@
 import type { KubernetesObject, V1CronJob, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type {
-  CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
+  BatchScaleResult, CapiActuator, MachineRef, MachineRemoval, NodeGroupRef, ScaleResult, StandaloneMachineRequest,
 } from '../capi/actuator.js';
 import { hasDisruptionTaint, withDisruptionTaint, withoutDisruptionTaint } from '../api/disruption-taint.js';
 import type { ClusterObjects } from '../cluster/objects.js';
@@ -110,6 +110,10 @@ export class SimCluster implements ClusterStateSource, CapiActuator, DisruptionN
 
   async deleteMachine(ref: NodeGroupRef, machine: MachineRef, reason: string): Promise<ScaleResult> {
     return this.capi.deleteMachine(ref, machine, reason);
+  }
+
+  async deleteMachines(ref: NodeGroupRef, machines: readonly MachineRemoval[]): Promise<BatchScaleResult> {
+    return this.capi.deleteMachines(ref, machines);
   }
 
   async createMachine(_request: StandaloneMachineRequest): Promise<string> {

@@ -236,21 +236,24 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
     }
   });
 
-  it('scale-down: the real MachineSet controller deletes exactly the Machines Headroom marked with delete-machine; at min size Headroom marks nothing', async function () {
+  it('scale-down: the real MachineSet controller deletes exactly the Machines Headroom marked with delete-machine, one or a batch in one write; at min size Headroom marks nothing', async function () {
     this.timeout(240_000);
     const s = await scenario('capi-down');
     try {
       await s.template('small', { capacity: { cpu: '2', memory: '4Gi' } });
-      await s.machineDeployment('md', { replicas: 5, min: 3, max: 6, template: 'small' });
-      const before = await s.machinesWithNodes(5);
+      await s.machineDeployment('md', { replicas: 6, min: 3, max: 6, template: 'small' });
+      const before = await s.machinesWithNodes(6);
       const actuator = new KubeActuator({ management: client, capiVersion: 'v1beta2' });
       const group = { kind: 'MachineDeployment' as const, namespace: s.ns, name: 'md' };
-      // Two victims: CAPI's default order (Random) would pick these two with p = 1/10.
-      const victims = [before[1]!, before[3]!];
-      for (const [i, v] of victims.entries()) {
-        const r = await actuator.deleteMachine(group, { namespace: s.ns, name: v.metadata!.name!, nodeName: nodeRefOf(v) }, 'test: empty node');
-        expect(r).to.deep.equal({ replicas: 4 - i, written: true });
-      }
+      // Three victims: CAPI's default order (Random) would pick these three with p = 1/20.
+      // One alone, then two in one batch (one replicas write) with a third min size refuses.
+      const victims = [before[1]!, before[3]!, before[4]!];
+      const ref = (v: UnstructuredObject) => ({ namespace: s.ns, name: v.metadata!.name!, nodeName: nodeRefOf(v) });
+      expect(await actuator.deleteMachine(group, ref(victims[0]!), 'test: empty node')).to.deep.equal({ replicas: 5, written: true });
+      const refused = before[5]!;
+      const batch = await actuator.deleteMachines(group, [...victims.slice(1), refused].map((v) => ({ machine: ref(v), reason: 'test: empty nodes in bulk' })));
+      expect(batch).to.deep.equal({ replicas: 3, written: true, removed: victims.slice(1).map((v) => v.metadata!.name!) });
+      expect((await kubeRequest<UnstructuredObject>(kc, 'GET', s.capi('machines', refused.metadata!.name!))).metadata?.annotations?.['cluster.x-k8s.io/delete-machine']).to.equal(undefined);
       const keep = before.filter((m) => !victims.includes(m));
       const left = await s.machinesWithNodes(3);
       expect(left.map((m) => m.metadata?.uid).sort()).to.deep.equal(keep.map((m) => m.metadata?.uid).sort());

@@ -104,7 +104,8 @@ describe('disruption on a real control plane', function () {
       const text = await registry.metrics();
       expect(text).to.match(new RegExp(`^headroom_nodes_terminated_total\\{nodepool="[^"]*",reason="empty"\\} ${peak - 1}$`, 'm'));
       expect(text).to.include(`headroom_voluntary_disruption_decisions_total{decision="delete",reason="empty"} ${peak - 1}`);
-      expect(text).to.match(/^headroom_cloudprovider_duration_seconds_count\{method="deleteMachine"\} [1-9]/m);
+      // One replicas write per group and pass: the empty nodes of a pass go in one deleteMachines.
+      expect(text).to.match(/^headroom_cloudprovider_duration_seconds_count\{method="deleteMachines"\} [1-9]/m);
 
       // It stays at min size: the kept node is not touched, even after more passes.
       await new Promise((r) => setTimeout(r, consolidateAfterMs + 2000));

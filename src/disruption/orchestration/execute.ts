@@ -12,8 +12,10 @@ import type { Log } from '../../api/log.js';
  * disruption/orchestration): taint every chosen node NoSchedule, let the taint
  * reach kube-scheduler, read each node again fresh and re-check it (pods,
  * do-not-disrupt, budgets), drain the nodes that pass through the Eviction API
- * (drain.ts, all at once), then remove each Machine, or untaint the node when the
- * check fails, the drain is given up or cancelled. See
+ * (drain.ts, all at once), then remove the Machines, one replicas write per group
+ * (deleteMachines: each marked cluster.x-k8s.io/delete-machine, then replicas lowered
+ * by their number), or untaint the node when the check fails, the drain is given up
+ * or cancelled. See
  * docs/adr/0081-disruption-taint-recheck.md and 0082-eviction-and-capi-drain.md.
  */
 
@@ -127,9 +129,83 @@ export async function executeRemovals(removals: readonly Removal[], deps: Execut
     }
     return undefined;
   }));
-  // 3. Serial on purpose: the actuator re-reads each group (and its min size) before it writes.
-  for (const r of drained) if (r) finish(await remove(r, deps, opts, untaint));
+  // 3. One write per group: the Machines of a group go in one deleteMachines (the actuator
+  // re-reads the group and its min size before it writes). Groups one after another.
+  for (const batch of byGroup(drained.filter((r): r is Removal => r !== undefined))) {
+    for (const o of await removeBatch(batch, deps, opts, untaint)) finish(o);
+  }
   return outcomes;
+}
+
+/**
+ * The removals of one group together (its Machines; or the nodes of a MachinePool without
+ * Machines); a standalone Machine alone. In first-seen order.
+ */
+function byGroup(removals: readonly Removal[]): Removal[][] {
+  const out: Removal[][] = [];
+  const groups = new Map<string, Removal[]>();
+  for (const r of removals) {
+    if (r.machine && r.group.name.startsWith(STANDALONE_GROUP_PREFIX)) {
+      out.push([r]);
+      continue;
+    }
+    const key = `${r.group.id}${r.machine ? '' : ' (no Machines)'}`;
+    let batch = groups.get(key);
+    if (!batch) {
+      batch = [];
+      groups.set(key, batch);
+      out.push(batch);
+    }
+    batch.push(r);
+  }
+  return out;
+}
+
+/**
+ * Removes one group's batch with one replicas write: its Machines through deleteMachines
+ * (each marked cluster.x-k8s.io/delete-machine), or a MachinePool without Machines by
+ * replicas (every node of it is empty, so whichever the provider removes is). The
+ * removals min size does not allow on the fresh read are declined and untainted.
+ */
+async function removeBatch(batch: readonly Removal[], deps: ExecutionDeps, opts: ExecutionOptions, untaint: (r: Removal) => Promise<void>): Promise<Outcome[]> {
+  const first = batch[0]!;
+  if (first.machine && first.group.name.startsWith(STANDALONE_GROUP_PREFIX)) return [await remove(first, deps, opts, untaint)];
+  const machineOf = (r: Removal) => (r.machine ? { machine: `${r.machine.namespace}/${r.machine.name}` } : {});
+  const keptAll = async (why: string, kind: 'kept' | 'error'): Promise<Outcome[]> => {
+    for (const r of batch) await untaint(r);
+    return batch.map((r) => (kind === 'kept' ? { removal: r, kind, why } : { removal: r, kind, error: why }));
+  };
+  if (!opts.mayAct()) return keptAll('disruption stopped before the removal', 'kept');
+  /** Whether the i-th removal of the batch went. */
+  let went: (r: Removal, i: number) => boolean;
+  let result: ScaleResult;
+  try {
+    if (first.machine) {
+      const r = await deps.actuator.deleteMachines(groupRef(first), batch.map((x) => ({
+        machine: { namespace: x.machine!.namespace, name: x.machine!.name, nodeName: x.node }, reason: opts.describe(x),
+      })));
+      const removed = new Set(r.removed);
+      result = { replicas: r.replicas, written: r.written };
+      went = (x) => r.written && removed.has(x.machine!.name);
+    } else {
+      const from = await deps.actuator.getReplicas(groupRef(first));
+      result = await deps.actuator.scaleTo(groupRef(first), from, from - batch.length, batch.map((x) => opts.describe(x)).join('; '));
+      const count = result.written ? Math.max(0, from - result.replicas) : 0;
+      went = (_x, i) => i < count;
+    }
+  } catch (err) {
+    return keptAll((err as Error).message, 'error');
+  }
+  const out: Outcome[] = [];
+  for (const [i, r] of batch.entries()) {
+    if (went(r, i)) {
+      out.push({ removal: r, kind: 'removed', result, ...machineOf(r) });
+      continue;
+    }
+    await untaint(r);
+    out.push({ removal: r, kind: 'declined', result: { ...result, written: false }, ...machineOf(r) });
+  }
+  return out;
 }
 
 /** The fresh look: an outcome when the node must not go (or is gone), undefined when it may. */
@@ -155,33 +231,16 @@ async function recheck(
   }
 }
 
+/** A standalone Machine (NodePool machineTemplate) belongs to no group: it is deleted. */
 async function remove(r: Removal, deps: ExecutionDeps, opts: ExecutionOptions, untaint: (r: Removal) => Promise<void>): Promise<Outcome> {
   try {
     if (!opts.mayAct()) {
       await untaint(r);
       return { removal: r, kind: 'kept', why: 'disruption stopped before the removal' };
     }
-    const reason = opts.describe(r);
-    let result: ScaleResult;
-    let machine: string | undefined;
-    if (r.machine && r.group.name.startsWith(STANDALONE_GROUP_PREFIX)) {
-      // A standalone Machine (NodePool machineTemplate) belongs to no group: it is deleted.
-      machine = `${r.machine.namespace}/${r.machine.name}`;
-      await deps.actuator.deleteStandaloneMachine({ namespace: r.machine.namespace, name: r.machine.name, nodeName: r.node }, reason);
-      result = { replicas: r.group.replicas - 1, written: true };
-    } else if (r.machine) {
-      machine = `${r.machine.namespace}/${r.machine.name}`;
-      result = await deps.actuator.deleteMachine(groupRef(r), { namespace: r.machine.namespace, name: r.machine.name, nodeName: r.node }, reason);
-    } else {
-      // A MachinePool without Machines: every node of it is empty, so whichever the provider removes is.
-      const from = await deps.actuator.getReplicas(groupRef(r));
-      result = await deps.actuator.scaleTo(groupRef(r), from, from - 1, reason);
-    }
-    if (!result.written) {
-      await untaint(r);
-      return { removal: r, kind: 'declined', result, ...(machine ? { machine } : {}) };
-    }
-    return { removal: r, kind: 'removed', result, ...(machine ? { machine } : {}) };
+    const machine = `${r.machine!.namespace}/${r.machine!.name}`;
+    await deps.actuator.deleteStandaloneMachine({ namespace: r.machine!.namespace, name: r.machine!.name, nodeName: r.node }, opts.describe(r));
+    return { removal: r, kind: 'removed', result: { replicas: r.group.replicas - 1, written: true }, machine };
   } catch (err) {
     await untaint(r);
     return { removal: r, kind: 'error', error: (err as Error).message };

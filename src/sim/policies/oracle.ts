@@ -6,7 +6,7 @@ import { templatePods } from '../../provisioning/template-pods.js';
 import type { SchedulingPod } from '../../scheduling/scheduling-pod.js';
 import { FutureDemand, upperBound } from '../future-demand.js';
 import type { Policy, PolicyContext, PolicyFactory } from '../policy.js';
-import { KARPENTER_CONSOLIDATION } from './reactive.js';
+import { KARPENTER_BUDGETS, KARPENTER_CONSOLIDATION } from './reactive.js';
 
 export interface OracleOptions {
   /** The packer: reactive's first-fit-decreasing, so the two differ only in what they know. */
@@ -107,6 +107,7 @@ export function oraclePolicy(opts: OracleOptions): PolicyFactory {
       defaultConsolidateAfterMs: opts.consolidateAfterMs ?? 30_000,
       defaultConsolidationPolicy: 'WhenEmptyOrUnderutilized',
       consolidation: KARPENTER_CONSOLIDATION,
+      defaultBudgets: KARPENTER_BUDGETS,
       maxExpiredPerPass: 0,
       extraPendingPods: () => {
         const now = clock.now() - start;

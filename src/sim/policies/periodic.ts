@@ -15,7 +15,24 @@ export interface PeriodicOptions {
   scaleDownDelayAfterAddMs?: number;
   /** Empty nodes removed at once per loop (--max-empty-bulk-delete). */
   maxEmptyBulkDelete?: number;
+  /**
+   * From a loop's start, when it reads the state, to its writes: the time its API calls
+   * take. Cluster Autoscaler's clusterapi provider at client-go's default 5 QPS / 10 burst
+   * spends most of a loop waiting in its rate limiter (kubernetes/autoscaler#6333). The
+   * next loop starts no sooner than this one's end. Default 0 (decide and write at once).
+   */
+  loopLatencyMs?: number;
+  /**
+   * Cluster Autoscaler's loop trigger: besides the scan timer, a loop starts as soon as a
+   * new unschedulable pod appears (and none is running), and again right after a loop
+   * that scaled up; a loop whose unschedulable pods are all younger than 2 s waits one
+   * iteration for more ("Unschedulable pods are very new"). Default false: the timer alone.
+   */
+  caTrigger?: boolean;
 }
+
+/** Cluster Autoscaler's unschedulablePodTimeBuffer: pods younger than this make a loop wait for more. */
+export const NEW_POD_BUFFER_MS = 2000;
 
 /**
  * Like Cluster Autoscaler: every 10 s, if pods are Unschedulable, estimate for
@@ -31,6 +48,7 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
   const unneededFor = opts.scaleDownUnneededMs ?? 600_000;
   const delayAfterAdd = opts.scaleDownDelayAfterAddMs ?? 600_000;
   const bulk = opts.maxEmptyBulkDelete ?? 10;
+  const latency = opts.loopLatencyMs ?? 0;
   return (ctx: PolicyContext): Policy => {
     const { cluster, clock } = ctx;
     const unneededSince = new Map<string, number>();
@@ -39,12 +57,14 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
     let idleAt = -1;
     let cancel: () => void = () => {};
 
-    const scaleUp = async (): Promise<boolean> => {
-      if (cluster.unschedulableCount === 0) return false;
+    type Planned = { from: number; to: number; ref: { kind: Plan['scaleUps'][number]['kind']; namespace: string; name: string } };
+    /** The one least-waste scale-up for the pods unschedulable now, or undefined. */
+    const planScaleUp = (): Planned | undefined => {
+      if (cluster.unschedulableCount === 0) return undefined;
       // The evaluation is a pure function of the state: same state, same (empty) answer.
-      if (cluster.version === idleAt) return false;
+      if (cluster.version === idleAt) return undefined;
       const snapshot = ctx.snapshot();
-      if (snapshot.pendingPods.length === 0) return false;
+      if (snapshot.pendingPods.length === 0) return undefined;
       let best: { waste: number; price: number; id: string; from: number; to: number; ref: { kind: Plan['scaleUps'][number]['kind']; namespace: string; name: string } } | undefined;
       for (const g of snapshot.groups) {
         if (g.replicas >= g.maxSize) continue;
@@ -71,9 +91,15 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
       }
       if (!best) {
         idleAt = cluster.version;
-        return false;
+        return undefined;
       }
-      const r = await cluster.scaleTo(best.ref, best.from, best.to, 'periodic: least-waste scale-up');
+      return { from: best.from, to: best.to, ref: best.ref };
+    };
+
+    const scaleUp = async (): Promise<boolean> => {
+      const planned = planScaleUp();
+      if (!planned) return false;
+      const r = await cluster.scaleTo(planned.ref, planned.from, planned.to, 'periodic: least-waste scale-up');
       if (r.written) lastScaleUp = clock.now();
       return r.written;
     };
@@ -131,11 +157,78 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
       }
     };
 
-    const loop = async () => {
-      if (!(await scaleUp())) await scaleDown();
+    if (!latency && !opts.caTrigger) {
+      const loop = async () => {
+        if (!(await scaleUp())) await scaleDown();
+        cancel = clock.setTimer(scan, () => void loop());
+      };
       cancel = clock.setTimer(scan, () => void loop());
+      return { stop: () => cancel() };
+    }
+
+    // The calibrated loop (docs/simulation.md, "Beside the real Cluster Autoscaler").
+    let running = false;
+    let stopped = false;
+    /** Unschedulable pods seen at the last look: a rise is "a new unschedulable pod appearing". */
+    let seenUnschedulable = 0;
+    /** A new unschedulable pod appeared while a loop ran: the next starts at its end. */
+    let triggered = false;
+    const sleep = (ms: number) => new Promise<void>((resolve) => {
+      cancel = clock.setTimer(ms, resolve);
+    });
+    const oldestPendingAge = (): number => {
+      const now = clock.now();
+      let oldest = -Infinity;
+      for (const p of cluster.objects().pods) {
+        if (p.spec?.nodeName) continue;
+        const created = p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : now;
+        oldest = Math.max(oldest, now - created);
+      }
+      return oldest;
     };
-    cancel = clock.setTimer(scan, () => void loop());
-    return { stop: () => cancel() };
+    const calibratedLoop = async (): Promise<void> => {
+      if (stopped) return;
+      running = true;
+      triggered = false;
+      seenUnschedulable = cluster.unschedulableCount;
+      const started = clock.now();
+      const veryNew = opts.caTrigger && cluster.unschedulableCount > 0 && oldestPendingAge() < NEW_POD_BUFFER_MS;
+      // The state is read at the start; the writes land `latency` later (scaleTo re-checks `from`).
+      const planned = veryNew ? undefined : planScaleUp();
+      if (latency > 0) await sleep(latency);
+      if (stopped) return;
+      let scaledUp = false;
+      if (planned) {
+        const r = await cluster.scaleTo(planned.ref, planned.from, planned.to, 'periodic: least-waste scale-up');
+        if (r.written) {
+          lastScaleUp = clock.now();
+          scaledUp = true;
+        }
+      } else if (!veryNew) await scaleDown();
+      running = false;
+      const next = scaledUp || (opts.caTrigger && triggered) ? 0 : Math.max(0, started + scan - clock.now());
+      cancel = clock.setTimer(next, () => void calibratedLoop());
+    };
+    const unsubscribe = opts.caTrigger ? cluster.onChange((kind) => {
+      if (kind !== 'pods') return;
+      const now = cluster.unschedulableCount;
+      const rose = now > seenUnschedulable;
+      seenUnschedulable = now;
+      if (!rose) return;
+      if (running) {
+        triggered = true;
+        return;
+      }
+      cancel();
+      cancel = clock.setTimer(0, () => void calibratedLoop());
+    }) : () => {};
+    cancel = clock.setTimer(scan, () => void calibratedLoop());
+    return {
+      stop: () => {
+        stopped = true;
+        unsubscribe();
+        cancel();
+      },
+    };
   };
 }

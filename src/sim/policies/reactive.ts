@@ -1,4 +1,5 @@
 import type { ClusterSnapshot } from '../../cluster/snapshot.js';
+import type { NodePoolDisruption } from '../../api/nodepool.js';
 import type { ConsolidationOptions } from '../../disruption/consolidation.js';
 import { Disruptor } from '../../disruption/disruptor.js';
 import type { Plan } from '../../packing/plan.js';
@@ -24,6 +25,9 @@ export interface ReactiveOptions {
  * to 100 nodes that may be replaced by one cheaper node, then single-node delete or
  * replace, under a 10% budget.
  */
+/** Karpenter's default budget: 10% of a pool's nodes at once, for every reason (empty nodes too). */
+export const KARPENTER_BUDGETS: NodePoolDisruption['budgets'] = [{ nodes: '10%' }];
+
 export const KARPENTER_CONSOLIDATION: ConsolidationOptions = {
   minScore: 0, maxMultiNode: 100, multiNodeReplace: true, order: 'disruption', maxSingleNodeChecks: Number.POSITIVE_INFINITY, keepRunToCompletion: false,
 };
@@ -66,6 +70,7 @@ export function reactivePolicy(opts: ReactiveOptions): PolicyFactory {
       defaultConsolidateAfterMs: consolidateAfterMs,
       defaultConsolidationPolicy: opts.consolidation === false ? 'WhenEmpty' : 'WhenEmptyOrUnderutilized',
       consolidation: opts.consolidation ?? KARPENTER_CONSOLIDATION,
+      defaultBudgets: KARPENTER_BUDGETS,
       maxExpiredPerPass: 0,
     });
     disruptor.start();

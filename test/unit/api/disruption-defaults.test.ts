@@ -19,8 +19,11 @@ function crdDisruption(): Record<string, Prop> {
 }
 
 describe('one set of disruption defaults (DECISIONS.md item 1)', () => {
-  it('are WhenEmptyOrUnderutilized, 30s, Never, [{nodes: 10%}]', () => {
-    expect(DISRUPTION_DEFAULTS_AS_WRITTEN).to.deep.equal({ consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '30s', expireAfter: 'Never', budgets: [{ nodes: '10%' }] });
+  it('are WhenEmptyOrUnderutilized, 30s, Never, 10% for disruptions that move pods and 10 empty nodes at once', () => {
+    expect(DISRUPTION_DEFAULTS_AS_WRITTEN).to.deep.equal({
+      consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '30s', expireAfter: 'Never',
+      budgets: [{ nodes: '10%', reasons: ['Underutilized', 'Drifted', 'Expired'] }, { nodes: '10', reasons: ['Empty'] }],
+    });
   });
 
   it('the CRD defaults each field to the module value', () => {
@@ -45,8 +48,9 @@ describe('one set of disruption defaults (DECISIONS.md item 1)', () => {
     expect(rows.get('`spec.disruption.consolidationPolicy`')).to.equal(`\`${DISRUPTION_DEFAULTS_AS_WRITTEN.consolidationPolicy}\``);
     expect(rows.get('`spec.disruption.consolidateAfter`')).to.equal(`\`${DISRUPTION_DEFAULTS_AS_WRITTEN.consolidateAfter}\``);
     expect(rows.get('`spec.disruption.expireAfter`')).to.equal(`\`${DISRUPTION_DEFAULTS_AS_WRITTEN.expireAfter}\``);
-    expect(rows.get('`spec.disruption.budgets`')).to.equal(`\`[{nodes: ${DEFAULT_BUDGETS[0]!.nodes}}]\``);
+    const written = `\`[${DEFAULT_BUDGETS.map((b) => `{nodes: ${/%$/.test(b.nodes) ? b.nodes : `"${b.nodes}"`}, reasons: [${b.reasons.join(', ')}]}`).join(', ')}]\``;
+    expect(rows.get('`spec.disruption.budgets`')).to.equal(written);
     const defaults = section(reference, 'Disruption defaults').join('\n');
-    for (const v of ['WhenEmptyOrUnderutilized', '`30s`', '`Never`', '`[{nodes: 10%}]`']) expect(defaults).to.contain(v);
+    for (const v of ['WhenEmptyOrUnderutilized', '`30s`', '`Never`', written]) expect(defaults).to.contain(v);
   });
 });

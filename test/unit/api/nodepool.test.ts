@@ -35,7 +35,7 @@ describe('NodePool parsing', () => {
     expect(p.limits).to.deep.equal({});
     expect(p.disruption).to.deep.equal({
       consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfterMs: 30_000, expireAfterMs: null,
-      budgets: [{ nodes: '10%' }],
+      budgets: [{ nodes: '10%', reasons: ['Underutilized', 'Drifted', 'Expired'] }, { nodes: '10', reasons: ['Empty'] }],
     });
   });
 

@@ -22,6 +22,7 @@ describe('MeteredActuator', () => {
       getReplicas: async () => { t += 250; return 3; },
       scaleTo: async () => { t += 1000; throw new KubeApiError(409, 'Conflict', 'changed', 'PATCH', '/x'); },
       deleteMachine: async () => { throw new FencedError('PATCH', '/y'); },
+      deleteMachines: async () => { t += 500; return { replicas: 1, written: true, removed: ['m'] }; },
       createMachine: async () => 'm',
       deleteStandaloneMachine: async () => { throw new Error('socket hang up'); },
     } as unknown as CapiActuator;
@@ -30,10 +31,11 @@ describe('MeteredActuator', () => {
     expect(await metered.getReplicas(group)).to.equal(3);
     expect(await rejection(metered.scaleTo(group, 1, 2, 'r'))).to.be.instanceOf(KubeApiError);
     expect(await rejection(metered.deleteMachine(group, { namespace: 'ns', name: 'm' }, 'r'))).to.be.instanceOf(FencedError);
+    expect(await metered.deleteMachines(group, [{ machine: { namespace: 'ns', name: 'm' }, reason: 'r' }])).to.deep.equal({ replicas: 1, written: true, removed: ['m'] });
     expect(await metered.createMachine({ name: 'm', nodePool: 'p', namespace: 'ns', clusterName: 'c', reason: 'r' })).to.equal('m');
     expect((await rejection(metered.deleteStandaloneMachine({ namespace: 'ns', name: 'm' }, 'r')) as Error).message).to.equal('socket hang up');
     expect(seen).to.deep.equal([
-      ['getReplicas', 0.25, undefined], ['scaleTo', 1, 'Conflict'], ['deleteMachine', 0, 'Fenced'], ['createMachine', 0, undefined], ['deleteStandaloneMachine', 0, 'Other'],
+      ['getReplicas', 0.25, undefined], ['scaleTo', 1, 'Conflict'], ['deleteMachine', 0, 'Fenced'], ['deleteMachines', 0.5, undefined], ['createMachine', 0, undefined], ['deleteStandaloneMachine', 0, 'Other'],
     ]);
   });
 

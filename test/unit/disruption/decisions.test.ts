@@ -105,9 +105,20 @@ describe('disruption decisions', () => {
       // One node already cordoned / being deleted uses up one of the two.
       const draining = snapshot({ groups: [a, b], nodes: nodes.map((n) => (n.name === 'b-4' ? { ...n, unschedulable: true } : n)) });
       expect(decide(draining, since, 100 * S, s).remove.map((r) => r.node)).to.deep.equal(['a-0']);
-      // Without a pool each group has its own budget: 10% of 5 -> 1 each.
+      // Without a pool each group has its own budget: a lone 10% of 5 -> 1 each.
       const own = snapshot({ groups: [{ ...a, nodePool: undefined }, { ...b, nodePool: undefined }] as NodeGroup[], nodes });
-      expect(decide(own, since, 100 * S, settings({ consolidateAfterMs: 0 })).remove.map((r) => r.node)).to.deep.equal(['a-0', 'b-0']);
+      expect(decide(own, since, 100 * S, settings({ consolidateAfterMs: 0, budgets: [{ nodes: '10%' }] })).remove.map((r) => r.node)).to.deep.equal(['a-0', 'b-0']);
+      // The default budgets let 10 empty nodes of each scope go at once: every one of the ten (issue 28).
+      expect(decide(own, since, 100 * S, settings({ consolidateAfterMs: 0 })).remove.map((r) => r.node)).to.deep.equal(nodes.map((n) => n.name));
+      // ... 10, not more: 12 empty nodes in one pool, 2 stay for the next pass.
+      const big = withMin(group('big'), 0, 12, 'pool');
+      const many = Array.from({ length: 12 }, (_, i) => node(`big-${i}`, { groupId: big.id, bound: [dsPod(`big-${i}`)] }));
+      const d12 = decide(snapshot({ groups: [big], nodes: many }), new Map(many.map((n, i) => [n.name, i])), 100 * S, settings({ consolidateAfterMs: 0 }));
+      expect(d12.remove).to.have.length(10);
+      expect(d12.skipped.map((x) => [x.node, x.blockedBy])).to.deep.equal([['big-10', 'budget'], ['big-11', 'budget']]);
+      // The disruptions that move pods keep Karpenter's 10%: the Empty budget does not apply to them.
+      expect(allowedByBudgets(DEFAULT_DISRUPTION.budgets, 'Underutilized', 12)).to.equal(2);
+      expect(allowedByBudgets(DEFAULT_DISRUPTION.budgets, 'Empty', 12)).to.equal(10);
     });
 
     it('skips in-flight, unschedulable, unmanaged and kept nodes', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { MachineRef, NodeGroupRef } from '../../../src/capi/actuator.js';
+import type { MachineRef, MachineRemoval, NodeGroupRef } from '../../../src/capi/actuator.js';
 import { solve } from '../../../src/packing/solve.js';
 import { loadBuiltinTrace } from '../../../src/sim/builtin.js';
 import type { SimCluster } from '../../../src/sim/cluster.js';
@@ -35,18 +35,26 @@ function observed(deletions: Deletion[]): PolicyFactory {
   const inner = headroomPolicy({ solve: (s) => solve(s), disruption: { defaultConsolidationPolicy: 'WhenEmpty' } });
   return (ctx) => {
     const cluster = ctx.cluster;
-    const deleteMachine = async (g: NodeGroupRef, m: MachineRef, reason: string) => {
+    const seen = (m: MachineRef) => {
       const n = m.nodeName ? cluster.nodes.get(m.nodeName) : undefined;
       const now = ctx.clock.now();
       deletions.push({
         at: (now - SIM_EPOCH) / 1000, node: m.nodeName ?? '?', pods: n ? n.pods.size : -1,
         emptyFor: n?.emptySince === undefined ? -1 : (now - n.emptySince) / 1000,
       });
+    };
+    const deleteMachine = async (g: NodeGroupRef, m: MachineRef, reason: string) => {
+      seen(m);
       return cluster.deleteMachine(g, m, reason);
+    };
+    const deleteMachines = async (g: NodeGroupRef, ms: readonly MachineRemoval[]) => {
+      for (const m of ms) seen(m.machine);
+      return cluster.deleteMachines(g, ms);
     };
     const proxy = new Proxy(cluster, {
       get(target, prop) {
         if (prop === 'deleteMachine') return deleteMachine;
+        if (prop === 'deleteMachines') return deleteMachines;
         const v = Reflect.get(target, prop, target) as unknown;
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
@@ -71,7 +79,7 @@ function expectSafe(deletions: Deletion[]): void {
 describe('Disruptor in the simulator (headroom policy)', function () {
   this.timeout(60_000);
 
-  it('removes every node 30-40 s after it empties, one per pass under the 10% budget, with no re-provisioning', async () => {
+  it('removes every node 30-40 s after it empties, all in one pass (the default budget lets 10 empty nodes go at once), with no re-provisioning', async () => {
     const t = trace('burst', '30m', [group({ name: 'md', cpu: '4', memory: '16Gi', price: '0.2', boot: '60s' })], [{
       kind: 'Deployment', name: 'web', template: podTemplate('web', '1', '1Gi'),
       replicas: { points: [{ at: '0s', replicas: 0 }, { at: '10s', replicas: 10 }, { at: '10m', replicas: 0 }], interpolation: 'step', every: '5s' },
@@ -84,10 +92,10 @@ describe('Disruptor in the simulator (headroom policy)', function () {
     expect(downs).to.have.length(3);
     expect(deletions).to.have.length(3);
     expectSafe(deletions);
-    // The first pass after 30 s of emptiness takes the first node; the budget (10% of 3 -> 1)
-    // lets one more go per 10 s pass.
+    // The first pass after 30 s of emptiness takes all three, in one replicas write.
     expect(downs[0]!.at).to.be.within(630, 640);
-    expect(downs[2]!.at - downs[0]!.at).to.be.within(19, 21);
+    expect(downs[2]!.at).to.equal(downs[0]!.at);
+    expect(r.summary.scaleActions).to.equal(2);
     expect(r.notes.join('\n')).to.not.match(/no scale-down/);
   });
 

@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { DISRUPTION_TAINT_KEY } from '../../../src/api/disruption-taint.js';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
-import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult, StandaloneMachineRequest } from '../../../src/capi/actuator.js';
+import type { BatchScaleResult, CapiActuator, MachineRef, MachineRemoval, NodeGroupRef, ScaleResult, StandaloneMachineRequest } from '../../../src/capi/actuator.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
 import { DO_NOT_DISRUPT_ANNOTATION, Disruptor, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, type DisruptorOptions } from '../../../src/disruption/disruptor.js';
@@ -55,6 +55,13 @@ class RecordingActuator implements CapiActuator {
     this.deletes.push({ group: g.name, machine: m.name, ...(m.nodeName ? { node: m.nodeName } : {}), reason });
     return { replicas: 0, written: this.written };
   }
+  /** Each batch (one replicas write), and its Machines in `deletes` as single ones were. */
+  batches: Array<{ group: string; machines: string[] }> = [];
+  async deleteMachines(g: NodeGroupRef, ms: readonly MachineRemoval[]): Promise<BatchScaleResult> {
+    this.batches.push({ group: g.name, machines: ms.map((m) => m.machine.name) });
+    for (const m of ms) this.deletes.push({ group: g.name, machine: m.machine.name, ...(m.machine.nodeName ? { node: m.machine.nodeName } : {}), reason: m.reason });
+    return { replicas: 0, written: this.written, removed: this.written ? ms.map((m) => m.machine.name) : [] };
+  }
   async createMachine(_r: StandaloneMachineRequest): Promise<string> { throw new Error('unused'); }
   async deleteStandaloneMachine(_m: MachineRef, _reason: string): Promise<void> { throw new Error('unused'); }
 }
@@ -102,6 +109,9 @@ function cluster(o: { nodeAnnotations?: Record<string, Record<string, string>>; 
   return { ...emptyClusterObjects(), nodeGroups: [md], machines, nodes, pods, nodePools };
 }
 
+/** A NodePool with Karpenter's lone 10% budget (the default before issue 28): one node of the three at a time, for every reason. */
+const ONE_AT_A_TIME = { pool: { budgets: [{ nodes: '10%' }] } };
+
 function disruptor(objs: ClusterObjects, actuator = new RecordingActuator(), options: DisruptorOptions = {}) {
   const clock = new ManualClock();
   const state = new StaticState(objs);
@@ -114,8 +124,8 @@ function disruptor(objs: ClusterObjects, actuator = new RecordingActuator(), opt
 }
 
 describe('Disruptor', () => {
-  it('removes an empty node through its Machine after 30 s, one at a time (10% of 3), and never picks it twice from a stale cache', async () => {
-    const { d, clock, actuator } = disruptor(cluster());
+  it('removes an empty node through its Machine after 30 s, one at a time under a lone 10% budget (10% of 3), and never picks it twice from a stale cache', async () => {
+    const { d, clock, actuator } = disruptor(cluster(ONE_AT_A_TIME));
     await clock.advance(29_000);
     expect((await d.pass()).removals).to.deep.equal([]);
     await clock.advance(1000);
@@ -128,6 +138,41 @@ describe('Disruptor', () => {
     await clock.advance(10_000);
     expect((await d.pass()).removals).to.deep.equal([]);
     expect(actuator.deletes).to.have.length(1);
+  });
+
+  it('by default removes every due empty node of a group in one pass, with one replicas write for the group (issue 28)', async () => {
+    const { d, clock, actuator } = disruptor(cluster());
+    await clock.advance(30_000);
+    const r = await d.pass();
+    expect(r.removals.map((x) => [x.node, x.machine, x.reason])).to.deep.equal([['n-1', `${NS}/m-1`, 'Empty'], ['n-2', `${NS}/m-2`, 'Empty']]);
+    expect(actuator.batches).to.deep.equal([{ group: 'md', machines: ['m-1', 'm-2'] }]);
+    expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1', 'n-2']);
+    expect([...d.disrupting().keys()].sort()).to.deep.equal(['n-1', 'n-2']);
+    // The busy n-0 stays; the stale cache shows n-1 and n-2 still: neither is picked again.
+    await clock.advance(10_000);
+    expect((await d.pass()).removals).to.deep.equal([]);
+    expect(actuator.batches).to.have.length(1);
+  });
+
+  it('defaultBudgets sets the budgets of groups in no NodePool (the simulator gives Karpenter-like policies a lone 10%)', async () => {
+    const { d, clock, actuator } = disruptor(cluster(), new RecordingActuator(), { defaultBudgets: [{ nodes: '10%' }] });
+    await clock.advance(30_000);
+    const r = await d.pass();
+    expect(r.removals.map((x) => x.node)).to.deep.equal(['n-1']);
+    expect(r.kept.find((k) => k.node === 'n-2')?.blockedBy).to.equal('budget');
+    expect(actuator.batches).to.deep.equal([{ group: 'md', machines: ['m-1'] }]);
+  });
+
+  it('a group at min size keeps as many empty nodes as its min size needs, on the decision and on the write', async () => {
+    const objs = cluster();
+    objs.nodeGroups = [machineDeployment({ namespace: NS, name: 'md', replicas: 3, min: 2, max: 5, cpu: '4', memory: '16Gi', labels: { pool: 'p' } })];
+    objs.nodeGroups[0]!.metadata!.uid = 'uid-md';
+    const { d, clock, actuator } = disruptor(objs);
+    await clock.advance(30_000);
+    const r = await d.pass();
+    expect(r.removals.map((x) => x.node)).to.deep.equal(['n-1']);
+    expect(r.kept.find((k) => k.node === 'n-2')?.why).to.match(/min size 2/);
+    expect(actuator.batches).to.deep.equal([{ group: 'md', machines: ['m-1'] }]);
   });
 
   it("uses the NodePool's consolidateAfter and budget, and keeps do-not-disrupt nodes", async () => {
@@ -163,7 +208,7 @@ describe('Disruptor', () => {
 
   it('does not retry a removal the actuator declined (dry run) on the next passes', async () => {
     const actuator = new RecordingActuator(false);
-    const { d, clock } = disruptor(cluster(), actuator);
+    const { d, clock } = disruptor(cluster(ONE_AT_A_TIME), actuator);
     await clock.advance(30_000);
     await d.pass();
     expect(actuator.deletes.map((x) => x.node)).to.deep.equal(['n-1']);
@@ -176,7 +221,7 @@ describe('Disruptor', () => {
 
   describe('taint, fresh re-check, then delete or untaint (issue 10, defect 10)', () => {
     it('taints the chosen node before removing it, and leaves it tainted while its Machine goes', async () => {
-      const { d, clock, actuator, nodes } = disruptor(cluster());
+      const { d, clock, actuator, nodes } = disruptor(cluster(ONE_AT_A_TIME));
       await clock.advance(30_000);
       await d.pass();
       expect(nodes.log).to.deep.equal(['taint n-1']);
@@ -185,7 +230,7 @@ describe('Disruptor', () => {
     });
 
     it('a pod bound to the node after the decision stops the delete, and the node is untainted', async () => {
-      const { d, clock, actuator, nodes } = disruptor(cluster());
+      const { d, clock, actuator, nodes } = disruptor(cluster(ONE_AT_A_TIME));
       nodes.boundLater.set('n-1', [bound('late', 'n-1', 'ReplicaSet')]);
       await clock.advance(30_000);
       const r = await d.pass();
@@ -198,14 +243,14 @@ describe('Disruptor', () => {
 
     it('a do-not-disrupt pod or node annotation that appeared meanwhile stops the delete', async () => {
       const late = { ...bound('ds-late', 'n-1', 'DaemonSet', '100m'), metadata: { ...bound('ds-late', 'n-1', 'DaemonSet').metadata, annotations: { [DO_NOT_DISRUPT_ANNOTATION]: 'true' } } };
-      const a = disruptor(cluster());
+      const a = disruptor(cluster(ONE_AT_A_TIME));
       a.nodes.boundLater.set('n-1', [late]);
       await a.clock.advance(30_000);
       await a.d.pass();
       expect(a.actuator.deletes).to.deep.equal([]);
       expect(a.nodes.tainted.size).to.equal(0);
 
-      const b = disruptor(cluster());
+      const b = disruptor(cluster(ONE_AT_A_TIME));
       const readNode = b.nodes.readNode.bind(b.nodes);
       b.nodes.readNode = async (name) => {
         const fresh = await readNode(name);
@@ -218,7 +263,7 @@ describe('Disruptor', () => {
     });
 
     it('re-checks budgets on the state as it is after the wait', async () => {
-      const state = cluster();
+      const state = cluster(ONE_AT_A_TIME);
       const { d, clock, actuator, nodes } = disruptor(state, new RecordingActuator(), { settleMs: 2000 });
       await clock.advance(30_000);
       // While the pass waits, another node of the pool gets cordoned: the budget (1 of 3) is used up.
@@ -234,7 +279,7 @@ describe('Disruptor', () => {
     });
 
     it('a stop() during the wait removes nothing and takes the taint back', async () => {
-      const { d, clock, actuator, nodes } = disruptor(cluster(), new RecordingActuator(), { settleMs: 2000 });
+      const { d, clock, actuator, nodes } = disruptor(cluster(ONE_AT_A_TIME), new RecordingActuator(), { settleMs: 2000 });
       await clock.advance(30_000);
       const pass = d.pass();
       await until(() => nodes.tainted.has('n-1'));
@@ -248,7 +293,7 @@ describe('Disruptor', () => {
     });
 
     it('takes our taint back from a node no removal is under way for (a pass cut short, a previous leader)', async () => {
-      const objs = cluster();
+      const objs = cluster(ONE_AT_A_TIME);
       objs.nodes = objs.nodes.map((n) => (n.metadata?.name === 'n-0' ? { ...n, spec: { taints: [{ key: DISRUPTION_TAINT_KEY, effect: 'NoSchedule' }] } } : n));
       const { d, clock, nodes, lines } = disruptor(objs);
       await clock.advance(1000);
@@ -403,7 +448,7 @@ describe('Disruptor', () => {
     });
 
     it('leaves the nodes of a MachineDeployment that CAPI is rolling out to CAPI (no removal), and removes again once it is done', async () => {
-      const objs = cluster();
+      const objs = cluster(ONE_AT_A_TIME);
       const set = (name: string, replicas: number): UnstructuredObject => ({
         apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet',
         metadata: { name, namespace: NS, labels: { 'cluster.x-k8s.io/deployment-name': 'md' }, ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineDeployment', name: 'md', uid: 'uid-md', controller: true }] },
@@ -450,20 +495,20 @@ describe('Disruptor', () => {
       expect(nodes.log).to.deep.equal([]);
     });
 
-    it('a MachinePool without Machines whose nodes are all empty scales down by replicas', async () => {
+    it('a MachinePool without Machines whose nodes are all empty scales down by replicas, both at once in one write', async () => {
       const actuator = new ScalingActuator();
       const { d, clock } = disruptor(poolCluster(false), actuator);
       await clock.advance(30_000);
       const r = await d.pass();
-      expect(r.removals.map((x) => [x.node, x.machine, x.result?.written])).to.deep.equal([['p-0', undefined, true]]);
-      expect(actuator.scales).to.deep.equal([[2, 1]]);
+      expect(r.removals.map((x) => [x.node, x.machine, x.result?.written])).to.deep.equal([['p-0', undefined, true], ['p-1', undefined, true]]);
+      expect(actuator.scales).to.deep.equal([[2, 0]]);
     });
   });
 
   describe('groups in no NodePool get the one set of defaults (issue 25, item 3)', () => {
     /** md's 3 nodes each run one 1-cpu ReplicaSet pod (25% of 4 cpu): underutilised, none empty. */
     const underused = (threshold: string) => {
-      const objs = cluster();
+      const objs = cluster(ONE_AT_A_TIME);
       objs.nodeGroups[0]!.metadata!.annotations!['cluster.x-k8s.io/autoscaling-options-scaledownutilizationthreshold'] = threshold;
       objs.pods = [bound('web', 'n-0', 'ReplicaSet'), bound('api', 'n-1', 'ReplicaSet'), bound('job', 'n-2', 'ReplicaSet')];
       return objs;
@@ -523,14 +568,14 @@ describe('Disruptor', () => {
 
   it('leaves a paused group, and every group of a paused Cluster, alone; removes again once unpaused', async () => {
     for (const how of ['group', 'cluster'] as const) {
-      const objs = cluster();
+      const objs = cluster(ONE_AT_A_TIME);
       if (how === 'group') objs.nodeGroups = [{ ...objs.nodeGroups[0]!, metadata: { ...objs.nodeGroups[0]!.metadata, annotations: { 'cluster.x-k8s.io/paused': 'true' } } }];
       else objs.clusters = [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { namespace: NS, name: 'test' }, spec: { paused: true } }];
       const { d, clock, actuator } = disruptor(objs);
       await clock.advance(60_000);
       expect((await d.pass()).removals, how).to.deep.equal([]);
       expect(actuator.deletes, how).to.deep.equal([]);
-      objs.nodeGroups = cluster().nodeGroups;
+      objs.nodeGroups = cluster(ONE_AT_A_TIME).nodeGroups;
       objs.clusters = [];
       expect((await d.pass()).removals.map((r) => r.node), how).to.deep.equal(['n-1']);
     }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { UnstructuredObject } from '../../../src/api/unstructured-object.js';
 import type { ActionEvents, PodRef } from '../../../src/capi/action-events.js';
-import type { CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
+import type { BatchScaleResult, CapiActuator, MachineRef, NodeGroupRef, ScaleResult } from '../../../src/capi/actuator.js';
 import type { GroupMemoryStore } from '../../../src/capi/group-memory.js';
 import { emptyClusterObjects, type ClusterObjects } from '../../../src/cluster/objects.js';
 import type { ClusterStateSource } from '../../../src/cluster/state.js';
@@ -54,6 +54,7 @@ class MemoryActuator implements CapiActuator, ActionEvents {
     return { replicas: target, written: true };
   }
   async deleteMachine(): Promise<ScaleResult> { throw new Error('unused'); }
+  async deleteMachines(): Promise<BatchScaleResult> { throw new Error('unused'); }
   async createMachine(): Promise<string> { throw new Error('unused'); }
   async deleteStandaloneMachine(_m: MachineRef): Promise<void> { throw new Error('unused'); }
   groupEvents: Array<{ group: string; type: string; reason: string; note: string }> = [];
