@@ -22,11 +22,11 @@ const SEED = 1;
 
 /** trace/check -> the bound today's figure sets where the issue's target is not met yet. */
 const MISSES: Record<string, number> = {
-  // Measured at seed 1 when the gate landed: 1.172 and 1.161 (the noisy multi-day's spare and churn).
-  'multi-day-noisy/cost/reactive': 1.18,
-  'multi-day-noisy/cost/oracle': 1.17,
-  // 1.061: two predicted pods on top of a burst that fills 25 large nodes exactly change the packing and the scale-down after it.
-  'flash-burst/cost/reactive': 1.07,
+  // 1.172 and 1.161 when the gate landed, 1.162 and 1.152 on 2026-12-03 (the noisy multi-day's spare and churn).
+  'multi-day-noisy/cost/reactive': 1.17,
+  'multi-day-noisy/cost/oracle': 1.16,
+  // 1.061, then 1.052 with empty nodes in bulk: two predicted pods on top of a burst that fills 25 large nodes exactly change the packing and the scale-down after it.
+  'flash-burst/cost/reactive': 1.06,
   // 1.106 (was 1.089) since empty nodes go in bulk (issue 28: the default budgets let 10 empty
   // nodes of a group go at once): likely, nodes that the noise empties go together and are bought
   // again, boot included, when it comes back. Not investigated further yet.
