@@ -78,6 +78,30 @@ describe('prediction/predictor', () => {
     expect(pods).to.equal(0);
   });
 
+  it('acts on a rise its daily profile foresees at once, without the sustain a trend needs', () => {
+    // Flat at 10 except a daily step to 40 at 09:00 for two hours: after two days the profile knows it.
+    const template = toSchedulingPod(pod('500m'));
+    const count = (t: number) => {
+      const h = ((t - T0) % (24 * 60 * MIN)) / (60 * MIN);
+      return h >= 9 && h < 11 ? 40 : 10;
+    };
+    let s = emptyPredictionState();
+    let first: { at: number; reason: string; pods: number } | undefined;
+    const end = T0 + 2 * 24 * 60 * MIN + 9 * 60 * MIN;
+    for (let t = T0; t < end && !first; t += 15_000) {
+      const w: WorkloadSignal = { key: 'Deployment/default/web', count: count(t), template, optOut: false };
+      const out = evaluatePrediction(s, { now: t, workloads: [w], pools: [pool()], defaultBootHorizonMs: 3 * MIN });
+      s = out.state;
+      const d = out.decisions[0]!;
+      // One node-equivalent (4 pods of 500m on a 2-cpu node): below it a pool holds spare only.
+      if (t > T0 + 2 * 24 * 60 * MIN && d.forecast.method === 'daily' && d.forecast.significant && d.excess >= 4) first = { at: t, reason: d.reason, pods: d.pods };
+    }
+    expect(first, 'the daily profile foresees the day-three rise before 09:00').to.not.equal(undefined);
+    expect(first!.reason).to.equal('predicted');
+    expect(first!.pods).to.be.greaterThan(0);
+    expect(first!.at).to.be.below(end);
+  });
+
   it('does not act on a real rise smaller than one node-equivalent in all (hysteresis)', () => {
     // 20 -> 22 pods of 500m over ten minutes: a real rise, but with its forecast excess under one 2-CPU node.
     // Spare off, to see the rise logic alone (spare holds a jitter margin on any workload).
