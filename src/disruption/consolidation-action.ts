@@ -28,11 +28,12 @@ export interface ActionContext {
 
 export type Judgement =
   | { ok: true; score: number; replacement?: Removal['replacement'] }
-  | { ok: false; why: string };
+  /** `filtered`: refused by the set filter (PodDisruptionBudgets), which may tell twins apart. */
+  | { ok: false; why: string; filtered?: true };
 
 export async function judgeAction(set: readonly ConsolidationCandidate[], ctx: ActionContext): Promise<Judgement> {
   const refused = ctx.admissible?.(set);
-  if (refused) return { ok: false, why: refused };
+  if (refused) return { ok: false, why: refused, filtered: true };
   let price = 0;
   let disruption = 0;
   for (const c of set) {

@@ -4,12 +4,14 @@ import type { ConsolidationCandidate } from './consolidation-candidates.js';
 import { podsToMove } from './pods.js';
 import type { Removal, Skip } from './removal.js';
 import { roomFor, spareRoom } from './room.js';
+import { twinKey } from './twin-candidates.js';
 
 /**
  * Single-node consolidation: the first candidate, best deal first, that can be
  * deleted or replaced by one cheaper node, each checked by one solve. Runs when the
- * multi-node decision took nothing. At most `maxChecks` solves. Pure apart from the
- * solver. See docs/adr/0083-consolidation.md.
+ * multi-node decision took nothing. At most `maxChecks` candidates checked; a twin of a candidate
+ * refused for room or price (twin-candidates.ts) is refused without one. Pure apart
+ * from the solver. See docs/adr/0083-consolidation.md.
  */
 
 export interface SingleNodeInput extends ActionContext {
@@ -25,6 +27,8 @@ export async function decideSingleNodeConsolidation(input: SingleNodeInput): Pro
   const skipped: Skip[] = [];
   let checks = 0;
   const spare = spareRoom(input.snapshot);
+  /** Twin key -> the refused candidate's name and why. */
+  const refused = new Map<string, { node: string; why: string }>();
   for (const c of input.candidates) {
     if (checks >= max) break;
     const moved = podsToMove(c.node);
@@ -39,10 +43,18 @@ export async function decideSingleNodeConsolidation(input: SingleNodeInput): Pro
       skipped.push({ node: c.node.name, why });
       continue;
     }
+    // A twin counts as a check: the candidates looked at stay the same, only the solve is saved.
     checks++;
+    const key = twinKey(c);
+    const twin = refused.get(key);
+    if (twin) {
+      skipped.push({ node: c.node.name, why: `${twin.why} (as for ${twin.node}, a node like it)` });
+      continue;
+    }
     const judged = await judgeAction([c], input);
     if (!judged.ok) {
       skipped.push({ node: c.node.name, why: judged.why });
+      if (!judged.filtered) refused.set(key, { node: c.node.name, why: judged.why });
       continue;
     }
     input.allowance.take(c.group, 'Underutilized', moved);
