@@ -9,9 +9,9 @@ import { twinKey } from './twin-candidates.js';
 /**
  * Single-node consolidation: the first candidate, best deal first, that can be
  * deleted or replaced by one cheaper node, each checked by one solve. Runs when the
- * multi-node decision took nothing. At most `maxChecks` candidates checked; a twin of a candidate
- * refused for room or price (twin-candidates.ts) is refused without one. Pure apart
- * from the solver. See docs/adr/0083-consolidation.md.
+ * multi-node decision took nothing. At most `maxChecks` candidates checked; a twin
+ * of one refused for room or price (twin-candidates.ts) is refused without a solve.
+ * Pure apart from the solver. See docs/adr/0083-consolidation.md.
  */
 
 export interface SingleNodeInput extends ActionContext {

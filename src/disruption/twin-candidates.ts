@@ -7,9 +7,10 @@ import type { ConsolidationCandidate } from './consolidation-candidates.js';
  * price, whose pods are of the same equivalence classes, leave the cluster with the
  * same capacity and the same pods to place, only under other names: removing either
  * is judged alike. A large group of nodes running one Deployment has many, and each
- * would cost a solve over the whole cluster. The key is exact (no two distinct
- * problems share one), so a twin of a refused candidate is refused without a
- * solve. Pure.
+ * would cost a solve over the whole cluster, so a twin of a refused candidate is
+ * refused without one. Equivalence keys leave out per-pod labels, so a rule aimed at
+ * one pod's name could tell twins apart; reusing a refusal then only keeps a node.
+ * Pure.
  */
 export function twinKey(c: ConsolidationCandidate): string {
   const { node } = c;
