@@ -269,12 +269,14 @@ class CostAwarePacker {
     const share = list.share;
     const k0 = this.k0;
     // quota() inlined over the list's shares: the same sums in the same order.
+    // floor(acc) only moves when acc reaches the next integer: the quota is 0 until then.
     let acc = this.acc;
+    let before = Math.floor(acc);
     for (let i = 0; i < list.length && cs.remaining > 0; i++) {
-      const before = Math.floor(acc);
       acc += k0 * share[i]!;
+      if (acc < before + 1) continue;
       const q = Math.floor(acc) - before;
-      if (q <= 0) continue;
+      before += q;
       const bin = list.at(i);
       const n = Math.min(st.allowance(cl, bin), q, cs.remaining);
       if (n > 0) this.put(cl, bin, n);
