@@ -58,8 +58,13 @@ export class PackingState {
   private readonly sharedHome = new Map<string, Bin>();
   /** Pods sharing DRA claims, placed as units (claim-units.ts). */
   readonly units: ClaimUnits;
+  private block = '';
+  /** Whether the last refusal was the topology's (worded by it when read). */
+  private blockByTopology = false;
+
   /** Why the last dynamic check failed, for reasons. */
-  lastBlock = '';
+  get lastBlock(): string { return this.blockByTopology ? this.topology.lastBlock : this.block; }
+  set lastBlock(why: string) { this.block = why; this.blockByTopology = false; }
   /** Bumped whenever counts, bins or group room change (cache key). */
   version = 0;
 
@@ -276,7 +281,8 @@ export class PackingState {
       if (n === 0) return 0;
     }
     n = this.topology.allowance(cl, this.classes[cl.cls.index]!.owners, bin, labels, n);
-    if (n === 0) this.lastBlock = this.topology.lastBlock;
+    // The topology words its refusal only when read; it keeps it until its next refusal, which comes through here too.
+    if (n === 0) this.blockByTopology = true;
     return n;
   }
 

@@ -1,4 +1,5 @@
 import { CPU, MEMORY, addInto } from '../scheduling/resources.js';
+import { BinList } from './bin-list.js';
 import type { Bin } from './bins.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
@@ -121,8 +122,18 @@ export function classOrder(st: PackingState, forcingFirst = true): number[] {
 }
 
 class CostAwarePacker {
-  private openExisting: Bin[];
-  private openNew: Bin[] = [];
+  private readonly openExisting: BinList;
+  private readonly openNew = new BinList();
+  /**
+   * Whether the open lists may hold a full node (compact() then looks). Free room only
+   * shrinks as pods are placed, so a list checked and found without one stays so until
+   * a placement fills one; room held for pods sharing claims changes without a placement,
+   * so with such pods every compact() looks.
+   */
+  private mayBeFullExisting = true;
+  private mayBeFullNew = false;
+  /** Whether a bin the lists' copies of free room say is too small can be skipped (no held room changes them behind our back). */
+  private readonly prune: boolean;
   private acc = 0;
   /** Free room on the new nodes opened so far (what they can still carry). */
   private readonly openFree: Record<string, number> = {};
@@ -134,7 +145,8 @@ class CostAwarePacker {
   private readonly infeasible = new Map<number, ClassState[]>();
 
   constructor(private readonly st: PackingState) {
-    this.openExisting = st.existingBins.filter((b) => !st.binUnschedulable(b));
+    this.openExisting = new BinList(st.existingBins.filter((b) => !st.binUnschedulable(b)));
+    this.prune = st.units.empty;
     let minCpu = Infinity;
     let minMem = Infinity;
     for (const cs of st.classes) {
@@ -148,7 +160,14 @@ class CostAwarePacker {
   /** Places pods and keeps the free room of new nodes current. */
   private put(cl: ClassLevel, bin: Bin, n: number): void {
     this.st.place(cl, bin, n);
-    if (!bin.existing) addInto(this.openFree, cl.cls.req, -n);
+    if (bin.existing) {
+      this.openExisting.refresh(bin);
+      if (!this.mayBeFullExisting && this.full(bin)) this.mayBeFullExisting = true;
+    } else {
+      addInto(this.openFree, cl.cls.req, -n);
+      this.openNew.refresh(bin);
+      if (!this.mayBeFullNew && this.full(bin)) this.mayBeFullNew = true;
+    }
   }
 
   private full(b: Bin): boolean {
@@ -159,7 +178,7 @@ class CostAwarePacker {
   /** Places what fits of the class on existing and in-flight nodes only. */
   placeExisting(cs: ClassState, cl: ClassLevel): void {
     const home = this.st.unitHome(cl);
-    if (home) { if (home.existing) this.laps(cs, cl, [home]); return; }
+    if (home) { if (home.existing) this.laps(cs, cl, new BinList([home])); return; }
     this.laps(cs, cl, this.openExisting);
     this.compact();
   }
@@ -171,7 +190,7 @@ class CostAwarePacker {
   private placeHome(cs: ClassState, cl: ClassLevel): boolean {
     const home = this.st.unitHome(cl);
     if (!home) return false;
-    if (cs.remaining > 0) this.laps(cs, cl, [home]);
+    if (cs.remaining > 0) this.laps(cs, cl, new BinList([home]));
     return true;
   }
 
@@ -246,27 +265,39 @@ class CostAwarePacker {
   /** One pass over the new bins, placing the class's proportional share on each. */
   private proportional(cs: ClassState, cl: ClassLevel): void {
     const st = this.st;
-    const bins = this.openNew;
-    for (let i = 0; i < bins.length && cs.remaining > 0; i++) {
-      const bin = bins[i]!;
-      const q = this.quota(bin);
-      if (q <= 0) continue;
+    const list = this.openNew;
+    const share = list.share;
+    const k0 = this.k0;
+    // quota() inlined over the list's shares: the same sums in the same order.
+    // floor(acc) only moves when acc reaches the next integer: the quota is 0 until then.
+    let acc = this.acc;
+    let before = Math.floor(acc);
+    for (let i = 0; i < list.length && cs.remaining > 0; i++) {
+      acc += k0 * share[i]!;
+      if (acc < before + 1) continue;
+      const q = Math.floor(acc) - before;
+      before += q;
+      const bin = list.at(i);
       const n = Math.min(st.allowance(cl, bin), q, cs.remaining);
       if (n > 0) this.put(cl, bin, n);
     }
+    this.acc = acc;
   }
 
   /**
    * Passes over the bins, placing as many as each allows; more passes only help
    * spread constraints, whose minimum moves as other domains fill.
    */
-  private laps(cs: ClassState, cl: ClassLevel, bins: Bin[]): void {
+  private laps(cs: ClassState, cl: ClassLevel, bins: BinList): void {
     const st = this.st;
+    const prune = this.prune;
+    const cls = cl.cls;
     for (let lap = 0; cs.remaining > 0; lap++) {
       let progress = false;
       const len = bins.length;
       for (let k = 0; k < len && cs.remaining > 0; k++) {
-        const bin = bins[k]!;
+        if (prune && bins.cannotFit(k, cls)) continue;
+        const bin = bins.at(k);
         let n = st.allowance(cl, bin);
         if (n <= 0) continue;
         if (n > cs.remaining) n = cs.remaining;
@@ -279,16 +310,27 @@ class CostAwarePacker {
 
   /** Drops full nodes from the candidates (their scraps no longer count as room). */
   private compact(): void {
-    if (this.openExisting.length > 64 && this.openExisting.some((b) => this.full(b))) {
-      this.openExisting = this.openExisting.filter((b) => !this.full(b));
+    const always = !this.prune;
+    const ex = this.openExisting;
+    if (ex.length > 64 && (always || this.mayBeFullExisting)) {
+      if (this.hasFull(ex)) ex.retain((b, i) => !this.fullAt(ex, b, i));
+      this.mayBeFullExisting = false;
     }
-    if (this.openNew.length <= 64 || !this.openNew.some((b) => this.full(b))) return;
-    const keep: Bin[] = [];
-    for (const b of this.openNew) {
-      if (this.full(b)) addInto(this.openFree, b.free, -1);
-      else keep.push(b);
-    }
-    this.openNew = keep;
+    const nw = this.openNew;
+    if (nw.length <= 64 || !(always || this.mayBeFullNew)) return;
+    this.mayBeFullNew = false;
+    if (!this.hasFull(nw)) return;
+    for (const b of nw.retain((x, i) => !this.fullAt(nw, x, i))) addInto(this.openFree, b.free, -1);
+  }
+
+  /** full() of the list's i-th bin, from the list's copies of free room where no held room can differ. */
+  private fullAt(list: BinList, b: Bin, i: number): boolean {
+    return this.prune ? list.short(i, this.minCpu, this.minMem) : this.full(b);
+  }
+
+  private hasFull(list: BinList): boolean {
+    for (let i = 0; i < list.length; i++) if (this.fullAt(list, list.at(i), i)) return true;
+    return false;
   }
 
   /**

@@ -54,8 +54,33 @@ export class Topology {
   private readonly termCounters = new Map<string, TermCounter>();
   private readonly ownerCounters = new Map<string, OwnerCounter>();
   private readonly spreadCounters = new Map<string, SpreadCounter>();
-  /** Why the last allowance was 0, for reasons. */
-  lastBlock = '';
+  /**
+   * What refused the last allowance that was 0: the kind, the topology key and maxSkew.
+   * Kept as parts and worded only when asked for (reasons): the packer meets
+   * thousands of refusals per solve and reads almost none of them.
+   */
+  private block: { kind: 'anti' | 'owners' | 'affinity' | 'no-label' | 'spread'; key: string; maxSkew: number } = { kind: 'anti', key: '', maxSkew: 0 };
+  private blocked = false;
+
+  /** Why the last allowance was 0, for reasons ('' before any was). */
+  get lastBlock(): string {
+    if (!this.blocked) return '';
+    const { kind, key, maxSkew } = this.block;
+    switch (kind) {
+      case 'anti': return `pod anti-affinity (${key})`;
+      case 'owners': return `anti-affinity of running or placed pods (${key})`;
+      case 'affinity': return `pod affinity (${key})`;
+      case 'no-label': return `topology spread (${key}): node has no ${key} label`;
+      case 'spread': return `topology spread (${key}, maxSkew ${maxSkew})`;
+    }
+  }
+
+  private refuse(kind: 'anti' | 'owners' | 'affinity' | 'no-label' | 'spread', key: string, maxSkew = 0): 0 {
+    this.blocked = true;
+    const b = this.block;
+    b.kind = kind; b.key = key; b.maxSkew = maxSkew;
+    return 0;
+  }
 
   constructor(private readonly view: TopologyView) {}
 
@@ -149,27 +174,27 @@ export class Topology {
       const r = cl.anti[i]!;
       const d = labels[r.counter.term.topologyKey];
       if (d === undefined) continue;
-      if (r.counter.counts.get(d) > 0) { this.lastBlock = `pod anti-affinity (${r.counter.term.topologyKey})`; return 0; }
+      if (r.counter.counts.get(d) > 0) return this.refuse('anti', r.counter.term.topologyKey);
       if (r.self && n > 1) n = 1;
     }
     for (let i = 0; i < owners.length; i++) {
       const o = owners[i]!;
       const d = labels[o.term.topologyKey];
-      if (d !== undefined && o.owners.get(d) > 0) { this.lastBlock = `anti-affinity of running or placed pods (${o.term.topologyKey})`; return 0; }
+      if (d !== undefined && o.owners.get(d) > 0) return this.refuse('owners', o.term.topologyKey);
     }
     for (let i = 0; i < cl.affinity.length; i++) {
       const r = cl.affinity[i]!;
       const d = labels[r.counter.term.topologyKey];
       const ok = d !== undefined && (r.counter.counts.get(d) > 0 || (r.self && r.counter.counts.total === 0));
-      if (!ok) { this.lastBlock = `pod affinity (${r.counter.term.topologyKey})`; return 0; }
+      if (!ok) return this.refuse('affinity', r.counter.term.topologyKey);
     }
     for (let i = 0; i < cl.spreads.length; i++) {
       const r = cl.spreads[i]!;
       const key = r.counter.spec.topologyKey;
       const d = labels[key];
-      if (d === undefined) { this.lastBlock = `topology spread (${key}): node has no ${key} label`; return 0; }
+      if (d === undefined) return this.refuse('no-label', key);
       const a = spreadAllowance(r.counter.counts.get(d), this.spreadMin(r), r.maxSkew, r.self && this.spreadEligible(r.counter, bin));
-      if (a <= 0) { this.lastBlock = `topology spread (${key}, maxSkew ${r.maxSkew})`; return 0; }
+      if (a <= 0) return this.refuse('spread', key, r.maxSkew);
       if (a < n) n = a;
     }
     return n;

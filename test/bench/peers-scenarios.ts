@@ -193,3 +193,39 @@ export const finalDelete = (s: Scenario): DeleteStep | undefined => {
   const last = s.steps.at(-1);
   return last?.kind === 'delete' ? last : undefined;
 };
+
+/** The time both autoscalers get after they are up before a scenario's first step, s. */
+export const WARM_UP_S = 15;
+
+/**
+ * The most a run of `s` takes, s, from its autoscaler's start: the warm-up, then the
+ * longest of its cost window, its fixed duration and, with a final delete, that step
+ * plus the scale-down cap; with
+ * boots of up to `maxBootS` on top. What lanes() balances (a run usually ends sooner:
+ * once its pods ran and its window is over).
+ */
+export function runCapS(s: Scenario, maxBootS = 0): number {
+  const del = finalDelete(s);
+  const untilDown = del ? del.at + (s.scaleDownS ?? 0) : 0;
+  return WARM_UP_S + Math.max(s.windowS, s.durationS ?? 0, untilDown) + maxBootS;
+}
+
+/**
+ * Splits `items` into at most `n` lanes of about equal total `cost` (longest first, each
+ * to the lane with the least so far; a tie goes to the first lane), keeping the given
+ * order inside a lane. Every setup plays the same lanes, side by side.
+ */
+export function lanes<T>(items: readonly T[], n: number, cost: (x: T) => number): T[][] {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`lanes: n must be a whole number from 1, got ${n}`);
+  const k = Math.min(n, items.length);
+  const out: Array<Array<{ x: T; i: number }>> = Array.from({ length: k }, () => []);
+  const load = new Array<number>(k).fill(0);
+  const order = items.map((x, i) => ({ x, i, c: cost(x) })).sort((a, b) => b.c - a.c || a.i - b.i);
+  for (const it of order) {
+    let best = 0;
+    for (let j = 1; j < k; j++) if (load[j]! < load[best]!) best = j;
+    out[best]!.push({ x: it.x, i: it.i });
+    load[best]! += it.c;
+  }
+  return out.map((l) => l.sort((a, b) => a.i - b.i).map((e) => e.x));
+}

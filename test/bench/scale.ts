@@ -49,6 +49,7 @@ import { machineDeployment } from '../integration/controller-objects.js';
 import { fmt, load, median, startChild, type ChildServer, type LoadResult } from '../load/load-kit.js';
 import { createMany } from './create-many.js';
 import { openMemoryCgroup, type MemoryCgroup } from './memory-cgroup.js';
+import { cpuSeconds, rssMb, statCpuSeconds } from './proc-stats.js';
 
 /**
  * kwok plays every kubelet in one process; its default 4 pod stage workers mark pods
@@ -131,11 +132,6 @@ const CREATE_CONCURRENCY = 32;
 /** Creates every item, CREATE_CONCURRENCY at a time, with progress lines; resolves with the seconds it took. */
 const createAll = <T>(items: readonly T[], create: (t: T) => Promise<unknown>, what: string): Promise<number> =>
   createMany(items, create, { concurrency: CREATE_CONCURRENCY, every: 5000, onProgress: (done) => progress(`${what}: ${done}/${items.length}`) });
-
-const rssMb = (pid: number): number => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
 
 /** resources.limits.memory in charts/headroom/values.yaml, in MiB. */
 function chartMemoryLimitMb(): number {
@@ -560,17 +556,6 @@ async function schedulerRun(cp: ControlPlane, kc: KubeConfig, createPod: (body: 
 }
 
 interface RoundCost { controllerCpuMsPerPod: number; controllerThreadsCpuMsPerPod: ThreadCpu; floorProcessCpuMsPerPod?: number; schedulerCpuMsPerPod: number; loopDelayMeanMs: number; loopDelayP99Ms: number; loopDelayMaxMs: number }
-
-/** User + system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-}
-
-/** User + system CPU seconds from a /proc stat line (a process's or a thread's); the name in parentheses may hold spaces. */
-function statCpuSeconds(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /**
  * The controller's CPU so far, and its event-loop delay since the last scrape of its

@@ -45,6 +45,11 @@ export interface InvariantOptions {
   readonly kubeConfig: KubeConfig;
   /** The namespace of the node groups and pods. */
   readonly namespace: string;
+  /**
+   * Where the node groups live when not beside the pods (fleet mode: a workload cluster's
+   * groups are in the management cluster, in the Cluster's namespace, labelled with its name).
+   */
+  readonly groups?: { readonly kubeConfig: KubeConfig; readonly namespace: string; readonly labelSelector?: string };
   /** The test's Nodes. */
   readonly nodeLabelSelector: string;
   /** Group name -> the most replicas the workload needs; more is capacity provisioned twice. */
@@ -99,6 +104,7 @@ export class InvariantChecker {
   /** Most Nodes seen at once. */
   peakNodes = 0;
   private readonly client: KubeClient;
+  private readonly groupsClient: KubeClient | undefined;
   private readonly groups: Informer<UnstructuredObject>[];
   private readonly pods: Informer<V1Pod>;
   private readonly nodes: Informer<V1Node>;
@@ -106,11 +112,15 @@ export class InvariantChecker {
 
   private constructor(private readonly opts: InvariantOptions) {
     this.client = new KubeClient(opts.kubeConfig);
-    const informer = <T extends KubernetesObject>(group: string, plural: string, extra: { namespace?: string; labelSelector?: string } = {}) =>
-      new Informer<T>(this.client, { group, version: group ? 'v1beta2' : 'v1', plural, ...extra }, { stallTimeoutMs: 30_000, maxBackoffMs: 2000 });
+    this.groupsClient = opts.groups ? new KubeClient(opts.groups.kubeConfig) : undefined;
+    const informer = <T extends KubernetesObject>(group: string, plural: string, extra: { namespace?: string; labelSelector?: string } = {}, client = this.client) =>
+      new Informer<T>(client, { group, version: group ? 'v1beta2' : 'v1', plural, ...extra }, { stallTimeoutMs: 30_000, maxBackoffMs: 2000 });
+    const where = opts.groups
+      ? { namespace: opts.groups.namespace, ...(opts.groups.labelSelector ? { labelSelector: opts.groups.labelSelector } : {}) }
+      : { namespace: opts.namespace };
     this.groups = [
-      informer<UnstructuredObject>('cluster.x-k8s.io', 'machinedeployments', { namespace: opts.namespace }),
-      informer<UnstructuredObject>('cluster.x-k8s.io', 'machinepools', { namespace: opts.namespace }),
+      informer<UnstructuredObject>('cluster.x-k8s.io', 'machinedeployments', where, this.groupsClient),
+      informer<UnstructuredObject>('cluster.x-k8s.io', 'machinepools', where, this.groupsClient),
     ];
     this.pods = informer<V1Pod>('', 'pods', { namespace: opts.namespace });
     this.nodes = informer<V1Node>('', 'nodes', { labelSelector: opts.nodeLabelSelector });
@@ -200,5 +210,6 @@ export class InvariantChecker {
   stop(): void {
     for (const i of [...this.groups, this.pods, this.nodes]) i.stop();
     this.client.close();
+    this.groupsClient?.close();
   }
 }

@@ -516,6 +516,19 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(bad.code).to.not.equal(0);
     });
 
+    it('mode: fleet-workload installs only the workload cluster\'s identity: ServiceAccount, workload ClusterRole (no CAPI rights), binding; fleet.resources in mode: fleet', async () => {
+      const objects = await renderChart(NS, { mode: 'fleet-workload', 'rbac.capi': true });
+      expect(objects.map((o) => o.kind).sort()).to.deep.equal(['ClusterRole', 'ClusterRoleBinding', 'ServiceAccount']);
+      const rules = grants(onlyOne<V1ClusterRole>(objects, 'ClusterRole').rules!);
+      expect(rules.filter((g) => g.startsWith('cluster.x-k8s.io/')), 'no Cluster API rights').to.deep.equal([]);
+      expect(rules).to.include.members(['/pods:watch', '/nodes:list', 'events.k8s.io/events:create', 'headroom.dev/nodepools:get']);
+      expect(rules.filter((g) => g.startsWith('/secrets:'))).to.deep.equal([]);
+      const withToken = await renderChart(NS, { mode: 'fleet-workload', 'fleet.tokenSecret': true });
+      expect((onlyOne(withToken, 'Secret') as K8sObject & { type: string }).type).to.equal('kubernetes.io/service-account-token');
+      const fleet = onlyOne<V1Deployment>(await renderChart(NS, { mode: 'fleet', 'fleet.resources.limits.memory': '3Gi' }), 'Deployment');
+      expect(fleet.spec!.template.spec!.containers[0]!.resources).to.deep.equal({ requests: { cpu: '200m', memory: '512Mi' }, limits: { memory: '3Gi' } });
+    });
+
     it('with a ServiceMonitor: scrapes the Service\'s metrics port', async () => {
       const objects = await renderChart(NS, { 'metrics.serviceMonitor.enabled': true });
       const sm = onlyOne<{ spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } }>(objects, 'ServiceMonitor');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  BOOT_PROFILES, PRICE_PER_CPU_HOUR, SCENARIOS, bootDelayMs, diurnalSteps, finalDelete, groupPrice, lastCreateAt, type Scenario,
+  BOOT_PROFILES, PRICE_PER_CPU_HOUR, SCENARIOS, WARM_UP_S, bootDelayMs, diurnalSteps, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type Scenario,
 } from '../../bench/peers-scenarios.js';
 import { SETUPS, caArgs } from '../../bench/peers-setups.js';
 
@@ -91,4 +91,26 @@ describe('bench:peers scenarios (test/bench/peers-scenarios.ts)', () => {
     expect(caArgs({ kubeconfig: '/k', namespace: 'ns', metricsPort: 1 }, SETUPS.find((s) => s.name === 'ca-defaults')!).filter((a) => a.startsWith('--scan') || a.startsWith('--scale-down'))).to.deep.equal([]);
     expect(() => caArgs({ kubeconfig: '/k', namespace: 'ns', metricsPort: 1 }, SETUPS[0]!)).to.throw(/not a Cluster Autoscaler setup/);
   });
+
+  it('runCapS: the warm-up, then the longest of the window, the duration and the scale-down cap after the delete, plus the boot', () => {
+    const by = (n: string) => SCENARIOS.find((s) => s.name === n)!;
+    expect(runCapS(by('small-burst'))).to.equal(WARM_UP_S + 120);
+    expect(runCapS(by('diurnal'))).to.equal(WARM_UP_S + 960);
+    expect(runCapS(by('scale-down'))).to.equal(WARM_UP_S + 60 + 840);
+    expect(runCapS(by('cronjob'), 180)).to.equal(WARM_UP_S + 360 + 180);
+  });
+
+  it('lanes: longest first to the least loaded lane, order kept inside a lane, every item once', () => {
+    expect(lanes([5, 1, 4, 2, 3], 2, (x) => x)).to.deep.equal([[5, 1, 2], [4, 3]]);
+    expect(lanes([1, 2, 3], 1, (x) => x)).to.deep.equal([[1, 2, 3]]);
+    expect(lanes([7, 7], 5, (x) => x)).to.deep.equal([[7], [7]]);
+    expect(lanes([], 3, (x: number) => x)).to.deep.equal([]);
+    expect(() => lanes([1], 0, (x) => x)).to.throw(/whole number/);
+    // The default: 3 lanes of every scenario, none longer than the longest scenario (diurnal) when a lane has several.
+    const split = lanes(SCENARIOS, 3, (s) => runCapS(s));
+    expect(split.flat().map((s) => s.name).sort()).to.deep.equal(SCENARIOS.map((s) => s.name).sort());
+    const longest = Math.max(...SCENARIOS.map((s) => runCapS(s)));
+    for (const l of split) expect(l.reduce((t, s) => t + runCapS(s), 0)).to.be.at.most(longest);
+  });
 });
+
