@@ -499,6 +499,8 @@ describe('Headroom on the real Cluster API manager (v1.14) with the kwok provide
         const ms = (await s.machines()).map((m) => `${m.metadata?.name} deleting ${Boolean(m.metadata?.deletionTimestamp)} node ${nodeRefOf(m)}`);
         throw new Error(`${err.message}\nMD status ${JSON.stringify((await md()).status)}\n${sets.join('\n')}\n${ms.join('\n')}\n${logs.slice(-8).join('\n')}\n${JSON.stringify(reports.at(-1))}`);
       });
+      // The pass that wrote replicas 1 reports when it is done, a moment after the write.
+      await eventually('the removal\'s pass reported', async () => reports.some((r) => r.removals.length > 0), { timeoutMs: 30_000, intervalMs: 200 });
       const removals = reports.flatMap((r) => r.removals);
       expect(removals.map((r) => r.reason)).to.deep.equal(['Empty']);
       console.log(`      [measure] rollout held: 0 removals in 12 s of stuck rollout (${reports.length} passes); an empty node removed ${Date.now() - rolledBackAt} ms after the rollback`);
