@@ -4,7 +4,7 @@
  */
 // The pure core: scheduling vocabulary, API types, the packer, prediction and the
 // disruption decisions (everything in src/disruption but the loop and its execution).
-const pureCore = '^src/(scheduling|api|packing|prediction)/|^src/fleet/(shards|cluster-hold)\\.ts$|^src/disruption/(?!disruptor\\.ts$|orchestration/)';
+const pureCore = '^src/(scheduling|api|packing|prediction)/|^src/fleet/(shards|cluster-hold|presence)\\.ts$|^src/disruption/(?!disruptor\\.ts$|orchestration/)';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [

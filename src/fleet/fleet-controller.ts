@@ -7,6 +7,7 @@ import { METRIC_PREFIX } from '../server/metrics.js';
 import type { ClusterObject } from './cluster-hold.js';
 import { ClusterRunner } from './cluster-runner.js';
 import { FleetLeases } from './fleet-leases.js';
+import { presenceSuspectMs } from './presence.js';
 import { decideShards } from './shards.js';
 
 export interface FleetOptions {
@@ -26,7 +27,11 @@ export interface FleetOptions {
   log: Log;
   /** Fleet gauges go here (the process registry); each cluster's metrics have a registry of their own. */
   registry?: Registry;
-  /** Per-cluster and presence Lease timing. Defaults 8 s / 6 s / 2 s: a dead replica's clusters move in ~12 s. */
+  /**
+   * Per-cluster and presence Lease timing. Defaults 8 s / 6 s / 2 s: a dead replica is suspected
+   * after 2.5 ticks (presence.ts), its clusters warm up here meanwhile and move once their Leases
+   * expire, ~8-10 s after the kill.
+   */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -64,7 +69,7 @@ export class FleetController {
     this.leaseMs = o.leaseDurationMs ?? 8000;
     this.renewMs = o.renewDeadlineMs ?? 6000;
     this.retryMs = o.retryPeriodMs ?? 2000;
-    this.leases = new FleetLeases(o.management, o.namespace, o.identity, this.leaseMs, o.log);
+    this.leases = new FleetLeases(o.management, o.namespace, o.identity, this.leaseMs, o.log, presenceSuspectMs(o.reconcileMs ?? this.retryMs, this.leaseMs));
   }
 
   private get clustersPath(): string {

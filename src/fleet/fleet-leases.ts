@@ -1,6 +1,7 @@
 import type { Log } from '../api/log.js';
 import { microTime } from '../capi/events.js';
 import { isNotFound, type KubeClient } from '../kube/kube-client.js';
+import { presenceAlive } from './presence.js';
 import type { FleetReplica } from './shards.js';
 import { FLEET_CLUSTER_ANNOTATION, FLEET_CONTENDING_ANNOTATION, FLEET_LABEL, replicaLeaseName } from './names.js';
 
@@ -12,7 +13,7 @@ interface LeaseObject {
 }
 
 export interface FleetView {
-  /** Live replicas (their presence Lease renewed within its duration, by our clock), this one included. */
+  /** Live replicas (their presence Lease not suspected dead: presence.ts), this one included. */
   replicas: FleetReplica[];
   /** Cluster key -> holder of its Lease, for Leases not expired by our clock. */
   holders: Map<string, string>;
@@ -46,6 +47,8 @@ export class FleetLeases {
     private readonly identity: string,
     private readonly leaseDurationMs: number,
     private readonly log: Log,
+    /** Presence unchanged this long = suspected dead, for balance (presence.ts). Default: the lease duration. */
+    private readonly suspectMs = leaseDurationMs,
   ) {
     this.presenceName = replicaLeaseName(identity);
   }
@@ -110,12 +113,11 @@ export class FleetLeases {
       const live = holder !== '' && s.at + (l.spec?.leaseDurationSeconds ?? 0) * 1000 > now;
       const kind = l.metadata.labels?.[FLEET_LABEL];
       if (kind === 'replica') {
-        // Presence decides balance only, never safety (the cluster Leases do): a Lease first
-        // seen with a renewTime long past (the writer's clock, 2 s of skew allowed) is a
-        // dead replica now, not after a lease duration of watching it.
-        const renewed = Date.parse(l.spec?.renewTime ?? '');
-        const stale = Number.isFinite(renewed) && now - renewed > (l.spec?.leaseDurationSeconds ?? 0) * 1000 + PRESENCE_SKEW_MS;
-        if ((live && !stale) || holder === this.identity) replicas.push({ id: holder, contending: contendingOf(l) });
+        // Presence decides balance only, never safety (the cluster Leases do): a replica
+        // that missed two renewals is suspected dead at once (presence.ts), so its clusters'
+        // controllers warm up here while their Leases run out.
+        const alive = presenceAlive({ holder, seenAt: s.at, renewedAt: Date.parse(l.spec?.renewTime ?? '') }, now, this.suspectMs, PRESENCE_SKEW_MS);
+        if (alive || holder === this.identity) replicas.push({ id: holder, contending: contendingOf(l) });
       } else if (kind === 'cluster') {
         const cluster = l.metadata.annotations?.[FLEET_CLUSTER_ANNOTATION];
         if (cluster && live) holders.set(cluster, holder);

@@ -1,10 +1,10 @@
 /**
- * `npm run bench:peers-calibrate [-- --scenario a,b] [--out FILE]`: the simulator's
+ * `npm run bench:peers-calibrate [-- --scenario a,b] [--runs FILE] [--out FILE]`: the simulator's
  * `periodic` (Cluster-Autoscaler-like) policy against the real Cluster Autoscaler
  * (issue 28). bench:peers' scenarios are played as simulator traces (peers-trace.ts)
  * through `periodic` set up as each Cluster Autoscaler setup was, and set beside that
  * setup's real figures, read from the summary table of docs/comparison.md (nothing is
- * copied here). Prints a markdown table (docs/simulation.md has it). A few seconds; no
+ * copied here), or with `--runs FILE` the medians of a bench:peers runs.jsonl. Prints a markdown table (docs/simulation.md has it). A few seconds; no
  * cluster.
  *
  * The model's inputs measured on the harness (docs/simulation.md says how):
@@ -20,7 +20,7 @@ import { periodicPolicy, type PeriodicOptions } from '../../src/sim/policies/per
 import { simulationSnapshot } from '../../src/sim/policies.js';
 import type { PolicyFactory } from '../../src/sim/policy.js';
 import { runPolicy } from '../../src/sim/run.js';
-import { median, percentile } from './peers-metrics.js';
+import { median, parseRunsJsonl, percentile, summarize, type RunResult } from './peers-metrics.js';
 import { SCENARIOS, type Scenario } from './peers-scenarios.js';
 import { scenarioTrace } from './peers-trace.js';
 
@@ -33,7 +33,10 @@ import { scenarioTrace } from './peers-trace.js';
  * pod as soon as its node is Ready, so this is the traces' boot delay.
  */
 export function harnessBootS(real: ReadonlyMap<string, Figures>): number {
-  const gaps = [...real.values()].map((f) => f.first - f.firstScaleUp).filter(Number.isFinite).sort((a, b) => a - b);
+  // Only scenarios whose first pods come at once on an empty cluster: in diurnal and cronjob the
+  // first pods may find capacity a predictive autoscaler bought before them (a gap of nothing).
+  const continuous = new Set(SCENARIOS.filter((s) => s.durationS !== undefined).map((s) => s.name));
+  const gaps = [...real].filter(([k]) => !continuous.has(k.split('/')[0]!)).map(([, f]) => f.first - f.firstScaleUp).filter(Number.isFinite).sort((a, b) => a - b);
   if (gaps.length === 0) throw new Error('docs/comparison.md: no run to take the harness boot time from');
   return median(gaps);
 }
@@ -86,6 +89,21 @@ export function realFigures(markdown: string): Map<string, Figures> {
     if (c.length < 12 || c[2] === 'boot' || c[2] === 'setup' || c[1]!.startsWith('---') || c[2] !== 'short') continue;
     const num = (s: string) => Number(s.split(' ')[0]);
     out.set(`${c[1]}/${c[3]}`, { firstScaleUp: num(c[5]!), first: num(c[6]!), p50: num(c[7]!), last: num(c[9]!), nodes: num(c[11]!) });
+  }
+  return out;
+}
+
+/**
+ * The real figures of a bench:peers run's runs.jsonl (`--runs FILE`): the median over
+ * the runs of each scenario/setup, short boots with the DaemonSet (the summary's rows).
+ */
+export function realFiguresFromRuns(results: readonly RunResult[]): Map<string, Figures> {
+  const out = new Map<string, Figures>();
+  for (const row of summarize(results.filter((r) => r.boot === 'short'))) {
+    const m = row.metrics;
+    out.set(`${row.scenario}/${row.setup}`, {
+      firstScaleUp: m.firstScaleUpS.median, first: m.toRunningFirstS.median, p50: m.toRunningP50S.median, last: m.toRunningLastS.median, nodes: m.nodesCreated.median,
+    });
   }
   return out;
 }
@@ -143,7 +161,7 @@ export async function calibrationTable(real: ReadonlyMap<string, Figures>, scena
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { scenario: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { scenario: { type: 'string' }, out: { type: 'string' }, runs: { type: 'string' } } });
   const names = values.scenario?.split(',');
   for (const n of names ?? []) {
     if (!SCENARIOS.some((s) => s.name === n)) {
@@ -151,7 +169,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.exit(2);
     }
   }
-  const real = realFigures(readFileSync(new URL('../../docs/comparison.md', import.meta.url), 'utf8'));
+  let real: Map<string, Figures>;
+  try {
+    real = values.runs
+      ? realFiguresFromRuns(parseRunsJsonl(readFileSync(values.runs, 'utf8')))
+      : realFigures(readFileSync(new URL('../../docs/comparison.md', import.meta.url), 'utf8'));
+  } catch (err) {
+    process.stderr.write(`bench:peers-calibrate: ${(err as Error).message.split('\n')[0]}\n`);
+    process.exit(2);
+  }
   const table = await calibrationTable(real, names ? SCENARIOS.filter((s) => names.includes(s.name)) : SCENARIOS);
   process.stdout.write(`${table}\n`);
   if (values.out) writeFileSync(values.out, `${table}\n`);

@@ -16,6 +16,12 @@ export interface PodRecord {
   readonly goneMs?: number;
   /** Deleted while its owner still wanted it (not by the scenario): an eviction or a drain. */
   readonly evicted?: boolean;
+  /**
+   * Deleted by kube-scheduler's preemption (its DisruptionTarget condition, reason
+   * PreemptionByScheduler), not by an autoscaler: on the harness, a new node's
+   * system-node-critical DaemonSet pod taking the room workload pods filled first.
+   */
+  readonly preempted?: boolean;
 }
 
 export interface NodeRecord {
@@ -62,6 +68,8 @@ export interface RunMetrics {
    */
   readonly steadyPerHour: number;
   readonly evictions: number;
+  /** Workload pods kube-scheduler preempted (not counted in evictions). */
+  readonly preemptions: number;
   /** First scale-up write after the start, s. */
   readonly firstScaleUpS: number;
   /** Demand gone -> the last node gone, s (NaN: not every node went before the end, or no such step). */
@@ -123,6 +131,7 @@ export function runMetrics(o: RunObservations): RunMetrics {
     costWindow,
     steadyPerHour,
     evictions: o.pods.filter((p) => p.evicted).length,
+    preemptions: o.pods.filter((p) => p.preempted).length,
     firstScaleUpS: o.firstScaleUpMs === undefined ? NaN : (o.firstScaleUpMs - o.startMs) / 1000,
     scaleDownS,
     nodesLeft,
@@ -190,6 +199,7 @@ const SUMMARY_COLUMNS: ReadonlyArray<[string, keyof RunMetrics, number]> = [
   ['$ in window', 'costWindow', 3],
   ['steady $/h', 'steadyPerHour', 2],
   ['evictions', 'evictions', 0],
+  ['preempted', 'preemptions', 0],
   ['scale-down s', 'scaleDownS', 0],
   ['nodes left', 'nodesLeft', 0],
 ];
@@ -208,3 +218,36 @@ export function runsTable(results: readonly RunResult[]): string {
     ...SUMMARY_COLUMNS.map(([, k, d]) => num(r.metrics[k], d)), r.note ?? '']);
   return [head, head.map(() => '---'), ...lines].map((l) => `| ${l.join(' | ')} |`).join('\n');
 }
+
+/** Every metric of RunMetrics (a Record, so that tsc says when one is missing). */
+const METRIC_KEYS = Object.keys({
+  pods: true, podsRan: true, toRunningFirstS: true, toRunningP50S: true, toRunningP90S: true, toRunningLastS: true, pendingPodSeconds: true,
+  nodesCreated: true, costWindow: true, steadyPerHour: true, evictions: true, preemptions: true, firstScaleUpS: true, scaleDownS: true, nodesLeft: true,
+} satisfies Record<keyof RunMetrics, true>) as (keyof RunMetrics)[];
+
+/**
+ * The finished runs of a bench:peers `runs.jsonl` (a line per run; a failed run's line,
+ * which has an `error` and no metrics, is left out). JSON made the metrics' NaN null,
+ * and a file written before a metric existed lacks it: both read back as NaN.
+ */
+export function parseRunsJsonl(text: string): RunResult[] {
+  const out: RunResult[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    let r: { scenario?: unknown; setup?: unknown; boot?: unknown; round?: unknown; note?: unknown; metrics?: Record<string, unknown> };
+    try {
+      r = JSON.parse(line) as typeof r;
+    } catch {
+      throw new Error(`runs.jsonl line ${i + 1}: not JSON`);
+    }
+    if (!r.metrics) continue;
+    if (typeof r.scenario !== 'string' || typeof r.setup !== 'string' || typeof r.boot !== 'string' || typeof r.round !== 'number') {
+      throw new Error(`runs.jsonl line ${i + 1}: no scenario, setup, boot or round`);
+    }
+    const m = r.metrics;
+    const metrics = Object.fromEntries(METRIC_KEYS.map((k) => [k, typeof m[k] === 'number' ? m[k] : NaN])) as unknown as RunMetrics;
+    out.push({ scenario: r.scenario, setup: r.setup, boot: r.boot, round: r.round, metrics, ...(typeof r.note === 'string' && r.note ? { note: r.note } : {}) });
+  }
+  return out;
+}
+

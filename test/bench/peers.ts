@@ -90,7 +90,11 @@ interface PodState {
   runningMs?: number;
   goneMs?: number;
   evicted?: boolean;
+  preempted?: boolean;
 }
+
+/** kube-scheduler marks a pod it preempts DisruptionTarget (reason PreemptionByScheduler) before it deletes it. */
+const preemptedByScheduler = (p: V1Pod) => (p.status?.conditions ?? []).some((c) => c.type === 'DisruptionTarget' && c.status === 'True' && c.reason === 'PreemptionByScheduler');
 
 /** What the watches saw in one run. */
 class Recorder {
@@ -121,6 +125,11 @@ class Recorder {
     if (s.goneMs === undefined && (type === 'DELETED' || p.metadata?.deletionTimestamp)) {
       s.goneMs = at;
       s.evicted = this.isEviction(s, phase);
+    }
+    // The condition may come with the deletion or just before it (a MODIFIED event).
+    if (s.goneMs !== undefined && !s.preempted && preemptedByScheduler(p) && !this.deleted.has(s.set)) {
+      s.preempted = true;
+      s.evicted = false;
     }
   }
 
@@ -395,7 +404,8 @@ async function runOne(cp: ControlPlane, ns: string, scenario: Scenario, setup: S
       const due = startMs + step.at * 1000;
       while (Date.now() < due) await sleep(Math.min(1000, due - Date.now()));
       if (step.kind === 'delete') {
-        while (!rec.workloadPods().filter((p) => p.set === step.name).every((p) => p.runningMs !== undefined) && Date.now() < settleDeadline) await sleep(500);
+        // A pod gone before it ran (preempted, say) will not run: it does not hold the delete until the settle cap.
+        while (!rec.workloadPods().filter((p) => p.set === step.name).every((p) => p.runningMs !== undefined || p.goneMs !== undefined) && Date.now() < settleDeadline) await sleep(500);
       }
       await play(step, kc, client, rec, ns);
       if (step === last) demandGoneMs = Date.now();
@@ -424,7 +434,7 @@ async function runOne(cp: ControlPlane, ns: string, scenario: Scenario, setup: S
       await sleep(500);
     }
     const endMs = Date.now();
-    const pods: PodRecord[] = rec.workloadPods().map((p) => ({ name: p.name, createdMs: p.createdMs, ...(p.runningMs !== undefined ? { runningMs: p.runningMs } : {}), ...(p.goneMs !== undefined ? { goneMs: p.goneMs } : {}), ...(p.evicted ? { evicted: true } : {}) }));
+    const pods: PodRecord[] = rec.workloadPods().map((p) => ({ name: p.name, createdMs: p.createdMs, ...(p.runningMs !== undefined ? { runningMs: p.runningMs } : {}), ...(p.goneMs !== undefined ? { goneMs: p.goneMs } : {}), ...(p.evicted ? { evicted: true } : {}), ...(p.preempted ? { preempted: true } : {}) }));
     const nodes: NodeRecord[] = [...rec.nodes.values()].map((n) => ({ ...n }));
     const prices = Object.fromEntries(scenario.groups.map((g) => [g.name, groupPrice(g)]));
     const metrics = runMetrics({

@@ -212,7 +212,9 @@ describe('fleet mode on the real Cluster API manager: Machines become Nodes in t
     expect(exit.signal).to.equal('SIGKILL');
     await eventually('the survivor holds both Leases', async () => (await holder('a')) === survivor.id && (await holder('b')) === survivor.id, { timeoutMs: 30_000, intervalMs: 100 });
     const failoverMs = Date.now() - k0;
-    console.log(`      [measure] SIGKILL of the replica process owning b: both clusters held by the other after ${failoverMs} ms`);
+    console.log(`      [measure] SIGKILL of the replica process owning b: both clusters held by the other after ${failoverMs} ms (killed at ${new Date(k0).toISOString()})`);
+    // Where the time went: the survivor's own account of taking b over (timestamped lines).
+    console.log(survivor.proc.logTail(200).split('\n').filter((l) => /became leader|controller started|fleet\/b/.test(l)).slice(-6).map((l) => `        ${l.slice(0, 220)}`).join('\n'));
     expect(failoverMs).to.be.below(15_000);
 
     // No stranded pod: every pod Running, on Nodes of its own cluster.

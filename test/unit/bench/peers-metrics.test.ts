@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { formatSpread, median, percentile, runMetrics, runsTable, summarize, summaryTable, type RunMetrics, type RunObservations } from '../../bench/peers-metrics.js';
+import { formatSpread, median, parseRunsJsonl, percentile, runMetrics, runsTable, summarize, summaryTable, type RunMetrics, type RunObservations } from '../../bench/peers-metrics.js';
 
 const S = 1_000_000;
 const base: RunObservations = {
@@ -58,8 +58,10 @@ describe('bench:peers metrics and summary (test/bench/peers-metrics.ts)', () => 
     expect(left.nodesLeft).to.equal(1);
   });
 
-  it('evictions count the pods marked evicted; a node of an unpriced group is an error, not a zero', () => {
-    expect(runMetrics({ ...base, pods: [{ ...base.pods[0]!, goneMs: S + 50_000, evicted: true }, base.pods[1]!] }).evictions).to.equal(1);
+  it('evictions count the pods marked evicted, preemptions those kube-scheduler preempted; a node of an unpriced group is an error, not a zero', () => {
+    const m = runMetrics({ ...base, pods: [{ ...base.pods[0]!, goneMs: S + 50_000, evicted: true }, { name: 'p', createdMs: S, goneMs: S + 9000, preempted: true }, base.pods[1]!] });
+    expect(m).to.deep.include({ evictions: 1, preemptions: 1 });
+    expect(runMetrics(base).preemptions).to.equal(0);
     expect(() => runMetrics({ ...base, nodes: [{ name: 'x', group: 'gpu', createdMs: S }] })).to.throw(/no price for group gpu/);
   });
 
@@ -92,5 +94,23 @@ describe('bench:peers metrics and summary (test/bench/peers-metrics.ts)', () => 
     ]).split('\n');
     expect(lines).to.have.length(4);
     expect(lines[2]).to.match(/^\| 1 \| s \| short \| a \| 3\/4 \|.*1 pods never Running \|$/);
+  });
+  it('parseRunsJsonl: null (a NaN through JSON) and a metric the file predates read back as NaN; failed runs are left out; bad lines are errors', () => {
+    const { preemptions: _, ...metrics } = { ...runMetrics(base), scaleDownS: NaN };
+    const text = [
+      JSON.stringify({ scenario: 's', setup: 'headroom', boot: 'short', round: 1, metrics, daemonset: true, at: 'x' }),
+      '',
+      JSON.stringify({ scenario: 's', boot: 'short', daemonset: true, setup: 'ca', round: 1, error: 'boom' }),
+      JSON.stringify({ scenario: 's', setup: 'ca', boot: 'short', round: 1, metrics, note: '1 pods never Running within 300 s' }),
+    ].join('\n');
+    const runs = parseRunsJsonl(text);
+    expect(runs.map((r) => r.setup)).to.deep.equal(['headroom', 'ca']);
+    expect(runs[0]!.metrics.scaleDownS).to.be.NaN;
+    expect(runs[0]!.metrics.preemptions).to.be.NaN;
+    expect(runs[0]!.metrics.toRunningP50S).to.equal(20);
+    expect(runs[1]!.note).to.equal('1 pods never Running within 300 s');
+    expect(summaryTable(summarize(runs))).to.include('| preempted |');
+    expect(() => parseRunsJsonl('{')).to.throw(/line 1: not JSON/);
+    expect(() => parseRunsJsonl('{"metrics":{}}')).to.throw(/line 1: no scenario/);
   });
 });

@@ -1,11 +1,16 @@
 import { expect } from 'chai';
-import { realFigures, harnessBootS, simulate, SIM_SETUPS } from '../../bench/peers-calibrate.js';
+import { realFigures, realFiguresFromRuns, harnessBootS, simulate, SIM_SETUPS } from '../../bench/peers-calibrate.js';
+import type { RunMetrics } from '../../bench/peers-metrics.js';
 import { SCENARIOS, groupPrice, type Scenario } from '../../bench/peers-scenarios.js';
 import { groupShape, scenarioDurationS, scenarioTrace, SET_LABEL, ZONE_LABEL } from '../../bench/peers-trace.js';
 import type { DeploymentWorkload } from '../../../src/sim/trace.js';
 
 const scenario = (name: string): Scenario => SCENARIOS.find((s) => s.name === name)!;
 const O = { bootS: 11, reserved: { cpuMilli: 200, memoryMi: 64 } };
+const ZERO: RunMetrics = {
+  pods: 1, podsRan: 1, toRunningFirstS: 0, toRunningP50S: 0, toRunningP90S: 0, toRunningLastS: 0, pendingPodSeconds: 0, nodesCreated: 0,
+  costWindow: 0, steadyPerHour: NaN, evictions: 0, preemptions: 0, firstScaleUpS: 0, scaleDownS: NaN, nodesLeft: 0,
+};
 
 describe('bench:peers scenarios as simulator traces (issue 28 calibration)', () => {
   it('every scenario converts to a trace the simulator accepts, with its groups, shifted by the warm-up', () => {
@@ -78,6 +83,19 @@ describe('bench:peers scenarios as simulator traces (issue 28 calibration)', () 
     // Scale-up to first Running: 8.9 and 11.7 s.
     expect(harnessBootS(real)).to.be.closeTo(10.3, 1e-9);
     expect(() => realFigures('no table')).to.throw(/Summary/);
+    // The continuous scenarios (a predictive autoscaler may have bought the first pods' node before them) do not count.
+    const withDiurnal = new Map([...real, ['diurnal/headroom', { firstScaleUp: 20, first: 0.2, p50: 0.2, last: 9, nodes: 9 }]]);
+    expect(harnessBootS(withDiurnal)).to.be.closeTo(10.3, 1e-9);
+  });
+
+  it('reads the real figures of a runs.jsonl: medians per scenario/setup over the short-boot runs', () => {
+    const run = (setup: string, round: number, boot: string, first: number, p50: number) => ({
+      scenario: 'small-burst', setup, boot, round,
+      metrics: { ...ZERO, firstScaleUpS: 7, toRunningFirstS: first, toRunningP50S: p50, toRunningLastS: p50 + 1, nodesCreated: round },
+    });
+    const real = realFiguresFromRuns([run('ca-tuned', 1, 'short', 18, 19), run('ca-tuned', 2, 'short', 20, 23), run('ca-tuned', 3, 'short', 19, 20), run('ca-tuned', 4, 'jittered', 99, 99)]);
+    expect([...real.keys()]).to.deep.equal(['small-burst/ca-tuned']);
+    expect(real.get('small-burst/ca-tuned')).to.deep.equal({ firstScaleUp: 7, first: 19, p50: 20, last: 21, nodes: 2 });
   });
 
   it('the calibrated periodic policy waits for the throttled loop; uncalibrated it does not (small-burst)', async function () {
