@@ -22,7 +22,7 @@ export interface ConsolidationOptions {
   maxMultiNode?: number;
   /** Single-node candidates checked with a solve per pass at most. Default 50. */
   maxSingleNodeChecks?: number;
-  /** Let a multi-node action be replaced by one cheaper node, as Karpenter does. Default false: multi-node only deletes. */
+  /** Let a multi-node action be replaced by one cheaper node, as Karpenter does. Default false here; the Disruptor's DEFAULT_CONSOLIDATION turns it on (ADR 0150). */
   multiNodeReplace?: boolean;
   /** Candidate order: most saving per disruption first (default), or least disruption first (Karpenter's). */
   order?: CandidateOrder;

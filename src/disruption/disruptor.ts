@@ -34,6 +34,13 @@ import { decideDrift, driftedMachines, driftedNodes } from './drift.js';
 import type { Log, LogSubject } from '../api/log.js';
 import { withStandalonePools } from '../provisioning/standalone.js';
 
+/**
+ * Consolidation as shipped: a score that weighs disruption, and multi-node sets that
+ * may be replaced by one cheaper node (with the same-group rule in multi-node.ts).
+ * Measured in docs/adr/0150-multi-node-replace-default.md.
+ */
+export const DEFAULT_CONSOLIDATION: ConsolidationOptions = { minScore: BALANCED_MIN_SCORE, multiNodeReplace: true };
+
 export { DO_NOT_DISRUPT_ANNOTATION, HEADROOM_DO_NOT_DISRUPT_ANNOTATION, SAFE_TO_EVICT_ANNOTATION, SCALE_DOWN_DISABLED_ANNOTATION } from './validation.js';
 
 /**
@@ -85,7 +92,7 @@ export interface DisruptorOptions {
   drain?: Partial<typeof DEFAULT_DRAIN> | false;
   /**
    * Underutilisation consolidation of groups whose policy is WhenEmptyOrUnderutilized
-   * (docs/adr/0083-consolidation.md); false turns it off. Default: score >= BALANCED_MIN_SCORE.
+   * (docs/adr/0083-consolidation.md); false turns it off. Default: DEFAULT_CONSOLIDATION.
    */
   consolidation?: ConsolidationOptions | false;
   /** consolidationPolicy of groups that belong to no NodePool. Default: a NodePool's (api/disruption-defaults.ts). */
@@ -168,7 +175,7 @@ export class Disruptor {
     this.snapshots = deps.snapshots ?? new SnapshotBuilder();
     this.opts = {
       intervalMs: 10_000, observeDelayMs: 1000, defaultConsolidateAfterMs: DEFAULT_DISRUPTION.consolidateAfterMs!, maxExpiredPerPass: 1,
-      removalTimeoutMs: 600_000, settleMs: 2000, consolidation: { minScore: BALANCED_MIN_SCORE },
+      removalTimeoutMs: 600_000, settleMs: 2000, consolidation: DEFAULT_CONSOLIDATION,
       defaultConsolidationPolicy: DEFAULT_DISRUPTION.consolidationPolicy, replaceTimeoutMs: 900_000, consolidationDelayAfterAddMs: 300_000, ...options,
     };
     this.drain = options.drain === false ? undefined : { ...DEFAULT_DRAIN, ...options.drain };

@@ -48,8 +48,8 @@ export async function decideMultiNodeConsolidation(input: MultiNodeInput): Promi
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const judged = await judgeAction(prefix.slice(0, mid), input);
-    // Deletes only: a set that needs a new node would trade evictions for a saving the
-    // single-node decision can make with fewer (see ADR 0083).
+    // With `replace` off, deletes only: a set that needs a new node trades evictions for
+    // a saving (ADR 0083). The Disruptor turns it on by default (ADR 0150).
     if (judged.ok && (input.replace === true || !judged.replacement)) {
       best = { size: mid, judged };
       lo = mid + 1;
@@ -58,7 +58,27 @@ export async function decideMultiNodeConsolidation(input: MultiNodeInput): Promi
     }
   }
   if (!best) return { remove: [], skipped };
-  const set = prefix.slice(0, best.size);
+  let set = prefix.slice(0, best.size);
+  let judged = best.judged;
+  // A set replaced by a node of the group all its nodes are in (two half-empty nodes
+  // into one new twin) saves no more than deleting all but one of them, and evicts
+  // more: take that delete when it saves as much (ADR 0150).
+  const replacement = judged.replacement;
+  if (replacement && set.length > 1 && set.every((c) => c.group.id === replacement.group.id)) {
+    const smaller = set.slice(0, -1);
+    const smallerJudged = await judgeAction(smaller, input);
+    const replaceSaving = setPrice(set) - replacement.pricePerHour;
+    if (smallerJudged.ok && !smallerJudged.replacement && setPrice(smaller) >= replaceSaving - 1e-9) {
+      set = smaller;
+      judged = smallerJudged;
+    }
+  }
   for (const c of set) input.allowance.take(c.group, 'Underutilized', podsToMove(c.node));
-  return { remove: actionRemovals(set, best.judged, input.settledSince), skipped };
+  return { remove: actionRemovals(set, judged, input.settledSince), skipped };
+}
+
+function setPrice(set: readonly ConsolidationCandidate[]): number {
+  let price = 0;
+  for (const c of set) price += c.price;
+  return price;
 }

@@ -16,7 +16,7 @@ import type { NodePoolDisruption } from '../../src/api/nodepool.js';
 import type { ClusterSnapshot, NodeGroup, SnapshotNode } from '../../src/cluster/snapshot.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance, type SettingsOf } from '../../src/disruption/allowance.js';
 import { decideConsolidation, type ConsolidationOptions } from '../../src/disruption/consolidation.js';
-import { BALANCED_MIN_SCORE } from '../../src/disruption/score.js';
+import { DEFAULT_CONSOLIDATION } from '../../src/disruption/disruptor.js';
 import { ffd } from '../../src/packing/ffd.js';
 import { solve } from '../../src/packing/solve.js';
 import { CPU, MEMORY, PODS } from '../../src/scheduling/resources.js';
@@ -92,7 +92,8 @@ const podCount = Number(values.pods);
 const runs = Number(values.runs);
 const [lo, hi] = values.cluster === 'tight' ? [0.85, 1] : [0.2, 0.95];
 const karpenter = values.method === 'karpenter';
-const options: ConsolidationOptions = karpenter ? KARPENTER_CONSOLIDATION : { minScore: BALANCED_MIN_SCORE };
+// headroom: the Disruptor's default (Balanced score, multi-node replace; ADR 0150).
+const options: ConsolidationOptions = karpenter ? KARPENTER_CONSOLIDATION : DEFAULT_CONSOLIDATION;
 const solver = karpenter ? ffd : solve;
 const pool: NodePoolDisruption = { ...DEFAULT_DISRUPTION, consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfterMs: 0, budgets: [{ nodes: '10%' }] };
 const settingsOf: SettingsOf = () => pool;

@@ -122,6 +122,44 @@ describe('consolidation decisions', () => {
     });
   });
 
+  describe('multi-node replace', () => {
+    const big = group('big', { cpu: '8', memory: '32Gi', price: 0.8 });
+    const medium = group('medium', { cpu: '4', memory: '16Gi', price: 0.2 });
+    function fragmented() {
+      const g = withReplicas(big, 4);
+      return snapshot({
+        groups: [g, medium],
+        nodes: [
+          node('f0', { groupId: g.id, cpu: '8', memory: '32Gi', bound: pods('db', 'f0', 8) }),
+          node('f1', { groupId: g.id, cpu: '8', memory: '32Gi', bound: pods('db', 'f1', 8) }),
+          node('b0', { groupId: g.id, cpu: '8', memory: '32Gi', bound: pods('web', 'b0', 2) }),
+          node('b1', { groupId: g.id, cpu: '8', memory: '32Gi', bound: pods('api', 'b1', 2) }),
+        ],
+      });
+    }
+    const keepFull = new Set(['f0', 'f1']);
+
+    it('replaces a fragmented set with one cheaper node of another group', async () => {
+      const { remove } = await decideConsolidation(input(fragmented(), { multiNodeReplace: true, keep: keepFull }));
+      expect(remove.map((r) => r.node).sort()).to.deep.equal(['b0', 'b1']);
+      expect(remove.every((r) => r.replacement?.group.id === medium.id)).to.equal(true);
+    });
+
+    it('only deletes when replace is off', async () => {
+      const { remove } = await decideConsolidation(input(fragmented(), { multiNodeReplace: false, keep: keepFull }));
+      expect(remove).to.have.length(1);
+      expect(remove[0]!.replacement).to.equal(undefined);
+    });
+
+    it('deletes one of two half-empty nodes rather than replacing both with a twin (the same-group rule)', async () => {
+      const { snap } = cluster([2, 2]);
+      const { remove } = await decideConsolidation(input(snap, { multiNodeReplace: true }));
+      expect(remove).to.have.length(1);
+      expect(remove[0]!.replacement).to.equal(undefined);
+      expect(remove[0]!.podUids).to.have.length(2);
+    });
+  });
+
   describe('single-node replace', () => {
     const big = withReplicas(group('big', { cpu: '16', memory: '64Gi', price: 0.8 }), 2);
     const small = group('small', { cpu: '2', memory: '8Gi', price: 0.1 });
