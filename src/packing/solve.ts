@@ -118,7 +118,12 @@ export function classOrder(st: PackingState, forcingFirst = true): number[] {
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
   const prio = st.classes.map((cs) => cs.cls.proto.priority);
   const forcing = st.classes.map((cs) => (forcingFirst && cs.hostnameKey ? 1 : 0));
-  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || forcing[b]! - forcing[a]! || size[b]! - size[a]! || a - b);
+  // Pods claiming DRA devices by what their devices cost where they cost least, dearest
+  // first (ADR 0146): they get the free devices of existing nodes, and open their nodes,
+  // before pods that could use cheaper devices take them. 0 for every other pod.
+  const device = st.classes.map((cs) => st.devicePrice.leastPerPod(cs));
+  const dearer = (a: number, b: number) => (device[a]! > device[b]! ? -1 : device[a]! < device[b]! ? 1 : 0);
+  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || forcing[b]! - forcing[a]! || dearer(a, b) || size[b]! - size[a]! || a - b);
 }
 
 class CostAwarePacker {
