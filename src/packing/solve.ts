@@ -4,6 +4,7 @@ import type { Bin } from './bins.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { ffd } from './ffd.js';
+import { DevicePrice } from './device-price.js';
 import { PackingState } from './packing-state.js';
 import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
@@ -210,13 +211,16 @@ class CostAwarePacker {
     if (this.placeHome(cs, cl)) { this.compact(); return; }
     if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
+    const dev = DevicePrice.applies(cl);
     while (cs.remaining > 0) {
       const gi = this.chooseGroup(cl, tried);
       if (gi < 0) break;
       const bin = this.st.openBin(gi);
       bin.share = this.share(gi);
       addInto(this.openFree, bin.free);
-      const n = Math.min(this.st.allowance(cl, bin), cs.remaining, Math.max(1, this.quota(bin)));
+      // A node opened for pods claiming devices is filled with them (its devices are what it
+      // was bought for), not given a quota of them to share with pods that could use cheaper ones.
+      const n = Math.min(this.st.allowance(cl, bin), cs.remaining, dev ? cs.remaining : Math.max(1, this.quota(bin)));
       if (n <= 0) {
         // The group looked right but refuses (e.g. spread eligibility differs inside its topology class).
         tried.add(gi);
@@ -366,6 +370,8 @@ class CostAwarePacker {
       slice.push(Math.max(R[k]! * 0.01, R[k]! - ((F[k] ?? 0) - (H[k] ?? 0))) / forced);
     }
 
+    // Pods claiming DRA devices are weighed by price per pod of theirs a node holds (ADR 0146).
+    const dev = DevicePrice.applies(cl);
     // Topology constraints depend only on the topology class: check them once per class.
     const dyn = new Int8Array(st.tclasses.length);
     let best = -1;
@@ -375,7 +381,8 @@ class CostAwarePacker {
       const w = g.group.weight;
       const price = g.group.pricePerHour;
       // score = max(price, price * slice/capacity) >= price: nothing dearer can win within a weight.
-      if (best >= 0 && (w < bw || price > bs * (1 + EPS))) break;
+      // (Price per pod can be below the price: a device class looks at every group of the weight.)
+      if (best >= 0 && (w < bw || (!dev && price > bs * (1 + EPS)))) break;
       if (tried.has(gi) || !st.canOpen(gi) || !st.groupFeasible(cl, gi)) continue;
       const t = g.tclass;
       if (dyn[t] === 0) dyn[t] = groupReason(st, cl, gi) === undefined ? 1 : 2;
@@ -390,7 +397,12 @@ class CostAwarePacker {
         if (f < u) u = f;
       }
       if (u <= 0) continue;
-      const s = price / u;
+      let s = price / u;
+      if (dev) {
+        const k = st.devicePrice.podsPerNode(cl, gi);
+        if (k <= 0) continue;
+        s = price / k;
+      }
       const nt = st.newBinsPerTclass[t]!;
       let better: boolean;
       if (best < 0 || w !== bw) better = best < 0 || w > bw;
