@@ -24,6 +24,7 @@ export interface DevicePriceView {
 export class DevicePrice {
   /** Per class level: pods per empty node of each group (-1: not computed yet). */
   private readonly perNode = new Map<ClassLevel, Float64Array>();
+  private readonly maxPods = new Map<ClassLevel, number>();
 
   constructor(private readonly view: DevicePriceView) {}
 
@@ -46,6 +47,17 @@ export class DevicePrice {
       a[gi] = k;
     }
     return k;
+  }
+
+  /** The most pods of the class level an empty node of any group holds (bounds the price per pod of dearer groups). */
+  maxPodsPerNode(cl: ClassLevel): number {
+    let m = this.maxPods.get(cl);
+    if (m === undefined) {
+      m = 0;
+      for (let gi = 0; gi < this.view.groups.length; gi++) if (this.view.groupFeasible(cl, gi)) m = Math.max(m, this.podsPerNode(cl, gi));
+      this.maxPods.set(cl, m);
+    }
+    return m;
   }
 
   /**

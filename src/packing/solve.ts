@@ -207,7 +207,7 @@ class CostAwarePacker {
     this.k0 = cs.remaining;
     // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
     this.acc = (cs.cls.index * 0.6180339887) % 1;
-    this.proportional(cs, cl);
+    if (!DevicePrice.applies(cl)) this.proportional(cs, cl);
     if (this.placeHome(cs, cl)) { this.compact(); return; }
     if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
@@ -372,6 +372,8 @@ class CostAwarePacker {
 
     // Pods claiming DRA devices are weighed by price per pod of theirs a node holds (ADR 0146).
     const dev = DevicePrice.applies(cl);
+    // A device class's price per pod is at least price / (the most pods any group's node holds).
+    const most = dev ? st.devicePrice.maxPodsPerNode(cl) : 1;
     // Topology constraints depend only on the topology class: check them once per class.
     const dyn = new Int8Array(st.tclasses.length);
     let best = -1;
@@ -381,8 +383,8 @@ class CostAwarePacker {
       const w = g.group.weight;
       const price = g.group.pricePerHour;
       // score = max(price, price * slice/capacity) >= price: nothing dearer can win within a weight.
-      // (Price per pod can be below the price: a device class looks at every group of the weight.)
-      if (best >= 0 && (w < bw || (!dev && price > bs * (1 + EPS)))) break;
+      // For a device class, price per pod >= price / most: nothing dearer than bs * most can win.
+      if (best >= 0 && (w < bw || price > bs * most * (1 + EPS))) break;
       if (tried.has(gi) || !st.canOpen(gi) || !st.groupFeasible(cl, gi)) continue;
       const t = g.tclass;
       if (dyn[t] === 0) dyn[t] = groupReason(st, cl, gi) === undefined ? 1 : 2;
