@@ -34,6 +34,9 @@ const MAX_ROUNDS = 4;
  * and memory fill together), then whatever still fits; finally each new node is
  * right-sized to the cheapest group of its topology class that holds its pods.
  * Preferences are honoured where they can be, then relaxed rung by rung.
+ * Pods that claim DRA devices are weighed by what their devices cost instead (ADR 0146,
+ * device-price.ts): ordered dearest first, each new node chosen for its price per pod of
+ * theirs it holds and filled with them.
  */
 export function solve(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan {
   if (snapshot.pendingPods.length === 0) return emptyPlan();
@@ -207,11 +210,12 @@ class CostAwarePacker {
     this.k0 = cs.remaining;
     // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
     this.acc = (cs.cls.index * 0.6180339887) % 1;
-    if (!DevicePrice.applies(cl)) this.proportional(cs, cl);
+    // Pods claiming devices go first fit over the open new nodes (their free devices are paid for), not by share (ADR 0146).
+    const dev = DevicePrice.applies(cl);
+    if (!dev) this.proportional(cs, cl);
     if (this.placeHome(cs, cl)) { this.compact(); return; }
     if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
-    const dev = DevicePrice.applies(cl);
     while (cs.remaining > 0) {
       const gi = this.chooseGroup(cl, tried);
       if (gi < 0) break;
