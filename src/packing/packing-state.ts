@@ -10,6 +10,7 @@ import { HOSTNAME, resolveSpread, spreadSelects } from '../scheduling/topology-s
 import { volumeTopologyReason } from '../scheduling/volume-topology.js';
 import type { Bin, GroupInfo } from './bins.js';
 import { deviceAllowance, deviceStaticReason, needsDevices, takeDevices } from './devices.js';
+import { DevicePrice } from './device-price.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { type ClaimUnit, ClaimUnits } from './claim-units.js';
 import { GroupRoom } from './group-room.js';
@@ -58,6 +59,8 @@ export class PackingState {
   private readonly sharedHome = new Map<string, Bin>();
   /** Pods sharing DRA claims, placed as units (claim-units.ts). */
   readonly units: ClaimUnits;
+  /** Price per pod of device classes on each group's new nodes (device-price.ts). */
+  readonly devicePrice: DevicePrice = new DevicePrice(this);
   private block = '';
   /** Whether the last refusal was the topology's (worded by it when read). */
   private blockByTopology = false;

@@ -4,6 +4,7 @@ import type { Bin } from './bins.js';
 import type { ClassLevel, ClassState } from './class-levels.js';
 import { explainUnschedulable, groupReason } from './explain.js';
 import { ffd } from './ffd.js';
+import { DevicePrice } from './device-price.js';
 import { PackingState } from './packing-state.js';
 import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
@@ -33,6 +34,9 @@ const MAX_ROUNDS = 4;
  * and memory fill together), then whatever still fits; finally each new node is
  * right-sized to the cheapest group of its topology class that holds its pods.
  * Preferences are honoured where they can be, then relaxed rung by rung.
+ * Pods that claim DRA devices are weighed by what their devices cost instead (ADR 0146,
+ * device-price.ts): ordered dearest first, each new node chosen for its price per pod of
+ * theirs it holds and filled with them.
  */
 export function solve(snapshot: SolverSnapshot, options: SolveOptions = {}): Plan {
   if (snapshot.pendingPods.length === 0) return emptyPlan();
@@ -118,7 +122,12 @@ export function classOrder(st: PackingState, forcingFirst = true): number[] {
   const size = st.classes.map((cs) => Math.max((cs.cls.req[CPU] ?? 0) / cpu, (cs.cls.req[MEMORY] ?? 0) / mem));
   const prio = st.classes.map((cs) => cs.cls.proto.priority);
   const forcing = st.classes.map((cs) => (forcingFirst && cs.hostnameKey ? 1 : 0));
-  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || forcing[b]! - forcing[a]! || size[b]! - size[a]! || a - b);
+  // Pods claiming DRA devices by what their devices cost where they cost least, dearest
+  // first (ADR 0146): they get the free devices of existing nodes, and open their nodes,
+  // before pods that could use cheaper devices take them. 0 for every other pod.
+  const device = st.classes.map((cs) => st.devicePrice.leastPerPod(cs));
+  const dearer = (a: number, b: number) => (device[a]! > device[b]! ? -1 : device[a]! < device[b]! ? 1 : 0);
+  return st.classes.map((_, i) => i).sort((a, b) => prio[b]! - prio[a]! || forcing[b]! - forcing[a]! || dearer(a, b) || size[b]! - size[a]! || a - b);
 }
 
 class CostAwarePacker {
@@ -201,7 +210,9 @@ class CostAwarePacker {
     this.k0 = cs.remaining;
     // Dither where each class's rounding lands, so small classes do not all pile onto the same nodes.
     this.acc = (cs.cls.index * 0.6180339887) % 1;
-    this.proportional(cs, cl);
+    // Pods claiming devices go first fit over the open new nodes (their free devices are paid for), not by share (ADR 0146).
+    const dev = DevicePrice.applies(cl);
+    if (!dev) this.proportional(cs, cl);
     if (this.placeHome(cs, cl)) { this.compact(); return; }
     if (cs.remaining > 0) this.laps(cs, cl, this.openNew);
     const tried = new Set<number>();
@@ -211,7 +222,9 @@ class CostAwarePacker {
       const bin = this.st.openBin(gi);
       bin.share = this.share(gi);
       addInto(this.openFree, bin.free);
-      const n = Math.min(this.st.allowance(cl, bin), cs.remaining, Math.max(1, this.quota(bin)));
+      // A node opened for pods claiming devices is filled with them (its devices are what it
+      // was bought for), not given a quota of them to share with pods that could use cheaper ones.
+      const n = Math.min(this.st.allowance(cl, bin), cs.remaining, dev ? cs.remaining : Math.max(1, this.quota(bin)));
       if (n <= 0) {
         // The group looked right but refuses (e.g. spread eligibility differs inside its topology class).
         tried.add(gi);
@@ -361,6 +374,10 @@ class CostAwarePacker {
       slice.push(Math.max(R[k]! * 0.01, R[k]! - ((F[k] ?? 0) - (H[k] ?? 0))) / forced);
     }
 
+    // Pods claiming DRA devices are weighed by price per pod of theirs a node holds (ADR 0146).
+    const dev = DevicePrice.applies(cl);
+    // A device class's price per pod is at least price / (the most pods any group's node holds).
+    const most = dev ? st.devicePrice.maxPodsPerNode(cl) : 1;
     // Topology constraints depend only on the topology class: check them once per class.
     const dyn = new Int8Array(st.tclasses.length);
     let best = -1;
@@ -370,7 +387,8 @@ class CostAwarePacker {
       const w = g.group.weight;
       const price = g.group.pricePerHour;
       // score = max(price, price * slice/capacity) >= price: nothing dearer can win within a weight.
-      if (best >= 0 && (w < bw || price > bs * (1 + EPS))) break;
+      // For a device class, price per pod >= price / most: nothing dearer than bs * most can win.
+      if (best >= 0 && (w < bw || price > bs * most * (1 + EPS))) break;
       if (tried.has(gi) || !st.canOpen(gi) || !st.groupFeasible(cl, gi)) continue;
       const t = g.tclass;
       if (dyn[t] === 0) dyn[t] = groupReason(st, cl, gi) === undefined ? 1 : 2;
@@ -385,7 +403,12 @@ class CostAwarePacker {
         if (f < u) u = f;
       }
       if (u <= 0) continue;
-      const s = price / u;
+      let s = price / u;
+      if (dev) {
+        const k = st.devicePrice.podsPerNode(cl, gi);
+        if (k <= 0) continue;
+        s = price / k;
+      }
       const nt = st.newBinsPerTclass[t]!;
       let better: boolean;
       if (best < 0 || w !== bw) better = best < 0 || w > bw;
