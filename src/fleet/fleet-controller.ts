@@ -10,6 +10,18 @@ import { FleetLeases } from './fleet-leases.js';
 import { presenceSuspectMs } from './presence.js';
 import { decideShards } from './shards.js';
 
+export interface FleetLeaseTiming {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+/**
+ * A dead replica is suspected after 2.5 retry periods (presence.ts), its clusters warm up
+ * elsewhere meanwhile and move once their Leases expire, ~8-10 s after the kill.
+ */
+export const FLEET_LEASE_DEFAULTS: Readonly<FleetLeaseTiming> = { leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 2000 };
+
 export interface FleetOptions {
   /** The management cluster, shared by every cluster's controller (CAPI objects, NodePools, Leases). */
   management: KubeClient;
@@ -27,11 +39,7 @@ export interface FleetOptions {
   log: Log;
   /** Fleet gauges go here (the process registry); each cluster's metrics have a registry of their own. */
   registry?: Registry;
-  /**
-   * Per-cluster and presence Lease timing. Defaults 8 s / 6 s / 2 s: a dead replica is suspected
-   * after 2.5 ticks (presence.ts), its clusters warm up here meanwhile and move once their Leases
-   * expire, ~8-10 s after the kill.
-   */
+  /** Per-cluster and presence Lease timing (`--fleet-lease-duration` ...); FLEET_LEASE_DEFAULTS when absent. */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -66,9 +74,9 @@ export class FleetController {
   private readonly retryMs: number;
 
   constructor(private readonly o: FleetOptions) {
-    this.leaseMs = o.leaseDurationMs ?? 8000;
-    this.renewMs = o.renewDeadlineMs ?? 6000;
-    this.retryMs = o.retryPeriodMs ?? 2000;
+    this.leaseMs = o.leaseDurationMs ?? FLEET_LEASE_DEFAULTS.leaseDurationMs;
+    this.renewMs = o.renewDeadlineMs ?? FLEET_LEASE_DEFAULTS.renewDeadlineMs;
+    this.retryMs = o.retryPeriodMs ?? FLEET_LEASE_DEFAULTS.retryPeriodMs;
     this.leases = new FleetLeases(o.management, o.namespace, o.identity, this.leaseMs, o.log, presenceSuspectMs(o.reconcileMs ?? this.retryMs, this.leaseMs));
   }
 
