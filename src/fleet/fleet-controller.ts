@@ -6,8 +6,9 @@ import { KubeApiError, type KubeClient } from '../kube/kube-client.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
 import type { ClusterObject } from './cluster-hold.js';
 import { ClusterRunner } from './cluster-runner.js';
-import { FleetLeases } from './fleet-leases.js';
+import { FleetLeases, type FleetView } from './fleet-leases.js';
 import { presenceSuspectMs } from './presence.js';
+import { presenceToCollect } from './presence-gc.js';
 import { decideShards } from './shards.js';
 
 export interface FleetLeaseTiming {
@@ -69,6 +70,8 @@ export class FleetController {
   private looping = false;
   private again = false;
   private lastTickOk = 0;
+  /** A collection of dead replicas' presence Leases in flight (one at a time, off the tick). */
+  private collecting: Promise<void> | undefined;
   private readonly leaseMs: number;
   private readonly renewMs: number;
   private readonly retryMs: number;
@@ -145,6 +148,8 @@ export class FleetController {
     const view = await this.leases.observe();
     // Killed or stopped while it waited: start nothing more.
     if (this.stopped) return;
+    // Only after this tick renewed our own presence (renewPresence throws otherwise).
+    this.collectDeadPresence(view);
     const holders = new Map(view.holders);
     for (const [key, h] of holders) if (h === this.o.identity && !this.runners.get(key)?.leading()) holders.delete(key);
     for (const r of this.runners.values()) if (r.leading()) holders.set(r.key, this.o.identity);
@@ -173,6 +178,15 @@ export class FleetController {
     }
     for (const r of this.runners.values()) void r.sync();
     this.lastTickOk = Date.now();
+  }
+
+  private collectDeadPresence(view: FleetView): void {
+    if (this.collecting) return;
+    const dead = presenceToCollect({ self: this.o.identity, alive: view.replicas.map((r) => r.id), presence: view.presence, leaseDurationMs: this.leaseMs, now: Date.now() });
+    if (dead.length === 0) return;
+    this.collecting = this.leases.collectPresence(dead).then(() => {}, (err) => this.o.log(`fleet: ${(err as Error).message}`)).finally(() => {
+      this.collecting = undefined;
+    });
   }
 
   private release(key: string, r: ClusterRunner, why: string): void {
@@ -222,6 +236,7 @@ export class FleetController {
     const all = [...this.runners.values()].map((r) => r.stop());
     this.runners.clear();
     await Promise.all([...all, ...this.stopping.values()]);
+    await this.collecting;
     await this.leases.dropPresence();
     this.informer?.stop();
   }
