@@ -264,7 +264,8 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
     const victim = replicas.find((r) => !r.alive)!;
     await eventually('the dead replica\'s presence Lease deleted', async () => !(await exists(replicaLeaseName(victim.id))), { timeoutMs: 90_000, intervalMs: 500 });
     console.log(`      [measure] presence Lease of ${victim.id} deleted ${Date.now() - killedAt} ms after the kill (GC after ${PRESENCE_GC_AFTER_LEASES} x 8 s unchanged)`);
-    expect(Date.now() - killedAt, 'not before it was unchanged for 5 lease durations').to.be.at.least(PRESENCE_GC_AFTER_LEASES * 8000);
+    // Its last renewal came up to a retry period (2 s) before the kill, and was seen up to one after it.
+    expect(Date.now() - killedAt, 'not before it was unchanged for 5 lease durations').to.be.at.least(PRESENCE_GC_AFTER_LEASES * 8000 - 4000);
     expect(logs.some((l) => l.includes(`deleted the presence Lease ${replicaLeaseName(victim.id)} of replica ${victim.id}`))).to.equal(true);
     for (const r of replicas.filter((x) => x.alive)) expect(await exists(replicaLeaseName(r.id)), `live ${r.id} keeps its presence`).to.equal(true);
 
