@@ -220,7 +220,7 @@ describe('fleet mode RBAC from the chart: the workload-cluster identity and the 
     expect(await applyRbac(objects), 'only the Deployment and its PDB are left out').to.deep.equal(['Deployment', 'PodDisruptionBudget']);
     const sa = ofKind(objects, 'ServiceAccount')[0]!.metadata.name;
 
-    await kubeRequest(admin, 'POST', `${CAPI}/namespaces/${CLUSTERS}/clusters`, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'a', namespace: CLUSTERS }, spec: {} });
+    await kubeRequest(admin, 'POST', `${CAPI}/namespaces/${CLUSTERS}/clusters`, { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', metadata: { name: 'a', namespace: CLUSTERS }, spec: { paused: false } });
     await kubeRequest(admin, 'POST', `${CAPI}/namespaces/${CLUSTERS}/machinedeployments`, machineDeployment({ namespace: CLUSTERS, name: 'a-md', clusterName: 'a', replicas: 1, min: 0, max: 5 }));
     await kubeRequest(admin, 'POST', `/api/v1/namespaces/${CLUSTERS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'a-kubeconfig' }, stringData: { value: 'kubeconfig' } });
     await kubeRequest(admin, 'POST', `/api/v1/namespaces/${SYSTEM}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'other' }, stringData: { k: 'v' } });
