@@ -21,6 +21,8 @@ import { type Command, CliError, UsageError } from './command.js';
 import { createLogger, logTo } from './logger.js';
 import { parseLogOptions } from './log-options.js';
 import { parsePriorityCutoff } from './priority-cutoff-flag.js';
+import { parseFleetLeaseFlags } from './fleet-lease-flags.js';
+import type { FleetLeaseTiming } from '../fleet/fleet-controller.js';
 
 const DEFAULT_PREDICTION_STATE = 'headroom-prediction';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -48,6 +50,12 @@ Options:
                                  Lease per Cluster shared among the replicas (ADR 0143)
   --fleet-namespace NS           fleet mode: only Clusters in this namespace (default: all namespaces)
   --fleet-selector SEL           fleet mode: only Clusters matching this label selector
+  --fleet-lease-duration D       fleet mode: how long a cluster's or replica's Lease lasts unrenewed, whole
+                                 seconds (default 8s; failover takes about this long)
+  --fleet-renew-deadline D       fleet mode: a holder stops acting on a cluster whose Lease it could not
+                                 renew for this long; less than the lease duration (default 6s)
+  --fleet-retry-period D         fleet mode: how often Leases are renewed and the shards decided; less
+                                 than the renew deadline (default 2s)
   --management-kubeconfig FILE   management cluster (CAPI objects); default: the workload cluster
   --namespace NS                 only node groups in this namespace (shorthand for auto-discovery)
   --cluster-name NAME            only node groups of this CAPI cluster
@@ -143,6 +151,9 @@ export const controllerCommand: Command = {
     fleet: { type: 'boolean' },
     'fleet-namespace': { type: 'string' },
     'fleet-selector': { type: 'string' },
+    'fleet-lease-duration': { type: 'string' },
+    'fleet-renew-deadline': { type: 'string' },
+    'fleet-retry-period': { type: 'string' },
     'management-kubeconfig': { type: 'string' },
     namespace: { type: 'string' },
     'cluster-name': { type: 'string' },
@@ -228,6 +239,15 @@ export const controllerCommand: Command = {
     const fleetNamespace = values['fleet-namespace'] as string | undefined;
     const fleetSelector = values['fleet-selector'] as string | undefined;
     if (!fleet && (fleetNamespace !== undefined || fleetSelector !== undefined)) throw new UsageError('controller: --fleet-namespace and --fleet-selector need --fleet');
+    const leaseFlags = {
+      leaseDuration: values['fleet-lease-duration'] as string | undefined,
+      renewDeadline: values['fleet-renew-deadline'] as string | undefined,
+      retryPeriod: values['fleet-retry-period'] as string | undefined,
+    };
+    if (!fleet && Object.values(leaseFlags).some((v) => v !== undefined)) {
+      throw new UsageError('controller: --fleet-lease-duration, --fleet-renew-deadline and --fleet-retry-period need --fleet');
+    }
+    const leaseTiming = parseFleetLeaseFlags(leaseFlags);
     if (fleet) {
       for (const flag of ['management-kubeconfig', 'namespace', 'cluster-name', 'node-group-auto-discovery', 'webhook-address', 'leader-election-id']) {
         if (values[flag] !== undefined) throw new UsageError(`controller: --${flag} cannot be used with --fleet (${FLEET_CONFLICTS[flag]})`);
@@ -265,7 +285,7 @@ export const controllerCommand: Command = {
     };
     if (fleet) {
       return runFleet({
-        management: workload, namespace: stateNamespace, settings, log, logError, address, profiling, pool,
+        management: workload, namespace: stateNamespace, settings, log, logError, address, profiling, pool, leaseTiming,
         ...(fleetNamespace ? { clusterNamespace: fleetNamespace } : {}),
         ...(fleetSelector ? { clusterSelector: fleetSelector } : {}),
         ...(predictionRaw === 'true' ? { prediction: { defaultBootHorizonMs: bootHorizonMs }, stateName } : {}),
@@ -351,6 +371,7 @@ interface FleetRun {
   address: { host: string; port: number } | undefined;
   profiling: boolean;
   pool: SolverPool | undefined;
+  leaseTiming: FleetLeaseTiming;
 }
 
 /** `headroom controller --fleet`: one FleetController, served like the single-cluster one. */
@@ -362,7 +383,7 @@ async function runFleet(r: FleetRun): Promise<number> {
     ...(r.clusterSelector ? { clusterSelector: r.clusterSelector } : {}),
     settings: { ...r.settings, ...(r.prediction ? { prediction: r.prediction } : {}) },
     ...(r.stateName ? { stateName: r.stateName } : {}),
-    log: r.log, registry,
+    log: r.log, registry, ...r.leaseTiming,
   });
   installLastResort({ log: (line) => r.logError(line) });
   let server: RunningServer | undefined;

@@ -6,9 +6,22 @@ import { KubeApiError, type KubeClient } from '../kube/kube-client.js';
 import { METRIC_PREFIX } from '../server/metrics.js';
 import type { ClusterObject } from './cluster-hold.js';
 import { ClusterRunner } from './cluster-runner.js';
-import { FleetLeases } from './fleet-leases.js';
+import { FleetLeases, type FleetView } from './fleet-leases.js';
 import { presenceSuspectMs } from './presence.js';
+import { presenceToCollect } from './presence-gc.js';
 import { decideShards } from './shards.js';
+
+export interface FleetLeaseTiming {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+/**
+ * A dead replica is suspected after 2.5 retry periods (presence.ts), its clusters warm up
+ * elsewhere meanwhile and move once their Leases expire, ~8-10 s after the kill.
+ */
+export const FLEET_LEASE_DEFAULTS: Readonly<FleetLeaseTiming> = { leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 2000 };
 
 export interface FleetOptions {
   /** The management cluster, shared by every cluster's controller (CAPI objects, NodePools, Leases). */
@@ -27,11 +40,7 @@ export interface FleetOptions {
   log: Log;
   /** Fleet gauges go here (the process registry); each cluster's metrics have a registry of their own. */
   registry?: Registry;
-  /**
-   * Per-cluster and presence Lease timing. Defaults 8 s / 6 s / 2 s: a dead replica is suspected
-   * after 2.5 ticks (presence.ts), its clusters warm up here meanwhile and move once their Leases
-   * expire, ~8-10 s after the kill.
-   */
+  /** Per-cluster and presence Lease timing (`--fleet-lease-duration` ...); FLEET_LEASE_DEFAULTS when absent. */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -61,14 +70,16 @@ export class FleetController {
   private looping = false;
   private again = false;
   private lastTickOk = 0;
+  /** A collection of dead replicas' presence Leases in flight (one at a time, off the tick). */
+  private collecting: Promise<void> | undefined;
   private readonly leaseMs: number;
   private readonly renewMs: number;
   private readonly retryMs: number;
 
   constructor(private readonly o: FleetOptions) {
-    this.leaseMs = o.leaseDurationMs ?? 8000;
-    this.renewMs = o.renewDeadlineMs ?? 6000;
-    this.retryMs = o.retryPeriodMs ?? 2000;
+    this.leaseMs = o.leaseDurationMs ?? FLEET_LEASE_DEFAULTS.leaseDurationMs;
+    this.renewMs = o.renewDeadlineMs ?? FLEET_LEASE_DEFAULTS.renewDeadlineMs;
+    this.retryMs = o.retryPeriodMs ?? FLEET_LEASE_DEFAULTS.retryPeriodMs;
     this.leases = new FleetLeases(o.management, o.namespace, o.identity, this.leaseMs, o.log, presenceSuspectMs(o.reconcileMs ?? this.retryMs, this.leaseMs));
   }
 
@@ -137,6 +148,8 @@ export class FleetController {
     const view = await this.leases.observe();
     // Killed or stopped while it waited: start nothing more.
     if (this.stopped) return;
+    // Only after this tick renewed our own presence (renewPresence throws otherwise).
+    this.collectDeadPresence(view);
     const holders = new Map(view.holders);
     for (const [key, h] of holders) if (h === this.o.identity && !this.runners.get(key)?.leading()) holders.delete(key);
     for (const r of this.runners.values()) if (r.leading()) holders.set(r.key, this.o.identity);
@@ -165,6 +178,15 @@ export class FleetController {
     }
     for (const r of this.runners.values()) void r.sync();
     this.lastTickOk = Date.now();
+  }
+
+  private collectDeadPresence(view: FleetView): void {
+    if (this.collecting) return;
+    const dead = presenceToCollect({ self: this.o.identity, alive: view.replicas.map((r) => r.id), presence: view.presence, leaseDurationMs: this.leaseMs, now: Date.now() });
+    if (dead.length === 0) return;
+    this.collecting = this.leases.collectPresence(dead).then(() => {}, (err) => this.o.log(`fleet: ${(err as Error).message}`)).finally(() => {
+      this.collecting = undefined;
+    });
   }
 
   private release(key: string, r: ClusterRunner, why: string): void {
@@ -214,6 +236,7 @@ export class FleetController {
     const all = [...this.runners.values()].map((r) => r.stop());
     this.runners.clear();
     await Promise.all([...all, ...this.stopping.values()]);
+    await this.collecting;
     await this.leases.dropPresence();
     this.informer?.stop();
   }

@@ -1,7 +1,8 @@
 import type { Log } from '../api/log.js';
 import { microTime } from '../capi/events.js';
-import { isNotFound, type KubeClient } from '../kube/kube-client.js';
+import { isConflict, isNotFound, type KubeClient } from '../kube/kube-client.js';
 import { presenceAlive } from './presence.js';
+import type { PresenceDeletion, PresenceRecord } from './presence-gc.js';
 import type { FleetReplica } from './shards.js';
 import { FLEET_CLUSTER_ANNOTATION, FLEET_CONTENDING_ANNOTATION, FLEET_LABEL, replicaLeaseName } from './names.js';
 
@@ -17,6 +18,8 @@ export interface FleetView {
   replicas: FleetReplica[];
   /** Cluster key -> holder of its Lease, for Leases not expired by our clock. */
   holders: Map<string, string>;
+  /** Every presence Lease as observed, alive or not (presence-gc.ts decides which go). */
+  presence: PresenceRecord[];
 }
 
 /** How far another replica's clock may be ahead of ours before its presence reads as stale. */
@@ -98,6 +101,7 @@ export class FleetLeases {
     const list = await this.client.request<{ items: LeaseObject[] }>('GET', this.path(), { query: { labelSelector: FLEET_LABEL }, timeoutMs: this.leaseDurationMs / 2 });
     const replicas: FleetReplica[] = [];
     const holders = new Map<string, string>();
+    const presence: PresenceRecord[] = [];
     const names = new Set<string>();
     for (const l of list.items) {
       const name = l.metadata.name;
@@ -118,6 +122,7 @@ export class FleetLeases {
         // controllers warm up here while their Leases run out.
         const alive = presenceAlive({ holder, seenAt: s.at, renewedAt: Date.parse(l.spec?.renewTime ?? '') }, now, this.suspectMs, PRESENCE_SKEW_MS);
         if (alive || holder === this.identity) replicas.push({ id: holder, contending: contendingOf(l) });
+        presence.push({ name, holder, resourceVersion: l.metadata.resourceVersion ?? '', seenAt: s.at, durationMs: (l.spec?.leaseDurationSeconds ?? 0) * 1000 });
       } else if (kind === 'cluster') {
         const cluster = l.metadata.annotations?.[FLEET_CLUSTER_ANNOTATION];
         if (cluster && live) holders.set(cluster, holder);
@@ -128,7 +133,29 @@ export class FleetLeases {
     const keep = new Set([...this.seen.values()].map((s) => s.key));
     for (const key of [...this.firstSeen.keys()]) if (!keep.has(key)) this.firstSeen.delete(key);
     if (!replicas.some((r) => r.id === this.identity)) replicas.push({ id: this.identity, contending: new Set() });
-    return { replicas, holders };
+    return { replicas, holders, presence };
+  }
+
+  /**
+   * Deletes dead replicas' presence Leases, each only at the resourceVersion it was judged
+   * on: a 409 is a replica that renewed since (it keeps its Lease), a 404 one already gone.
+   */
+  async collectPresence(deletions: readonly PresenceDeletion[]): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const d of deletions) {
+      try {
+        await this.client.request('DELETE', this.path(d.name), {
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: d.resourceVersion } },
+          timeoutMs: this.leaseDurationMs / 2,
+        });
+        deleted.push(d.name);
+        this.log(`fleet: deleted the presence Lease ${d.name} of replica ${d.holder || '(none)'}, unchanged for ${Math.round(d.unchangedMs / 1000)} s`);
+      } catch (err) {
+        if (isConflict(err)) this.log(`fleet: kept the presence Lease ${d.name}: replica ${d.holder} renewed it`);
+        else if (!isNotFound(err)) this.log(`fleet: deleting the presence Lease ${d.name} failed: ${(err as Error).message}`);
+      }
+    }
+    return deleted;
   }
 }
 

@@ -161,8 +161,13 @@ export class KubeClient {
     if (this.fence?.aborted) throw new FencedError(upper, path);
     signal.throwIfAborted();
     if (WRITE_METHODS.has(upper)) this.writes[upper] = (this.writes[upper] ?? 0) + 1;
+    // Content-Length always goes with a body: Node chunks only some methods by default, and a
+    // DELETE body (DeleteOptions, preconditions) sent without either is read by the server as
+    // the start of the next request on the keep-alive connection.
+    const payload = body !== undefined ? Buffer.from(JSON.stringify(body), 'utf8') : undefined;
+    const headers = { ...(opts.headers as Record<string, string>), ...(payload ? { 'Content-Length': String(payload.length) } : {}) };
     return new Promise<T>((resolve, reject) => {
-      const req = mod.request(url, { ...opts, signal }, (res) => {
+      const req = mod.request(url, { ...opts, headers, signal }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
@@ -181,8 +186,7 @@ export class KubeClient {
         });
       });
       req.on('error', reject);
-      if (body !== undefined) req.write(JSON.stringify(body));
-      req.end();
+      req.end(payload);
     });
   }
 

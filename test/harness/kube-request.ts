@@ -47,7 +47,9 @@ export async function kubeRequest<T = unknown>(
   // (ca, cert, key, servername) that applyToHTTPSOptions left in `opts`.
   delete opts.agent;
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': contentType };
+  // Content-Length by hand: Node frames no DELETE body by default, and kube-apiserver then
+  // reads the DELETE as bodiless (its DeleteOptions, preconditions included, are dropped).
+  if (payload !== undefined) opts.headers = { ...opts.headers, 'content-type': contentType, 'content-length': String(Buffer.byteLength(payload)) };
   for (let attempt = 1; ; attempt++) {
     try {
       return await send<T>(url, opts, payload, `${method} ${path}`);

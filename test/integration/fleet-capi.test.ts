@@ -141,7 +141,7 @@ describe('fleet mode on the real Cluster API manager: Machines become Nodes in t
     return { running: pods.filter((p) => p.status?.phase === 'Running' && nodes.includes(p.spec?.nodeName ?? '')).length, pods: pods.length, nodes };
   };
 
-  /** `headroom controller --fleet` from source, at the CLI's fleet Lease timing (8 s / 6 s / 2 s). */
+  /** `headroom controller --fleet` from source, with the chart's default Lease timing passed as its flags (8 s / 6 s / 2 s). */
   async function startReplica(): Promise<{ id: string; proc: ManagedProcess; port: number }> {
     const port = await freePort();
     const proc = ManagedProcess.start('headroom-fleet', process.execPath, [
@@ -149,6 +149,7 @@ describe('fleet mode on the real Cluster API manager: Machines become Nodes in t
       '--kubeconfig', mgmt.kubeconfigPath, '--fleet-namespace', FLEET, '--leader-election-namespace', SYSTEM,
       '--batch-idle-duration', '300', '--batch-max-duration', '1000', '--disruption', 'false', '--prediction=false',
       '--solver-threads', '0', '--metrics-address', `127.0.0.1:${port}`,
+      '--fleet-lease-duration', '8s', '--fleet-renew-deadline', '6s', '--fleet-retry-period', '2s',
     ], { logFile: join(logDir!, `fleet-${port}.log`) });
     const r = { id: `${hostname()}_${proc.pid}`, proc, port };
     replicas.push(r);

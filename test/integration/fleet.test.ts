@@ -13,7 +13,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { KubeClient } from '../../src/kube/kube-client.js';
 import { FleetController } from '../../src/fleet/fleet-controller.js';
-import { clusterLeaseName } from '../../src/fleet/names.js';
+import { FleetLeases } from '../../src/fleet/fleet-leases.js';
+import { clusterLeaseName, FLEET_LABEL, replicaLeaseName } from '../../src/fleet/names.js';
+import { PRESENCE_GC_AFTER_LEASES } from '../../src/fleet/presence-gc.js';
 import { type ControlPlane, startControlPlane } from '../harness/control-plane.js';
 import { kubeRequest } from '../harness/kube-request.js';
 import { freePort } from '../harness/ports.js';
@@ -49,6 +51,7 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
   // Sampled every 50 ms for the whole run: a cluster led by two replicas at once is a failure.
   const doubles: string[] = [];
   let sampler: NodeJS.Timeout | undefined;
+  let killedAt = 0;
 
   before(async function () {
     this.timeout(300_000);
@@ -203,6 +206,7 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
     const t0 = Date.now();
     victim.fleet.kill();
     victim.alive = false;
+    killedAt = t0;
     await eventually('every cluster owned by the survivor', async () => ['fleet/a', 'fleet/b', 'fleet/c'].every((k) => survivor.fleet.owned().includes(k)), { timeoutMs: 30_000, intervalMs: 100 });
     const failoverMs = Date.now() - t0;
     console.log(`      [measure] SIGKILL-like stop of ${victim.id} (held ${moved.join(', ')}): all owned by ${survivor.id} after ${failoverMs} ms`);
@@ -252,5 +256,43 @@ describe('fleet mode: one management cluster, two workload clusters, two replica
     await kubeRequest(cl.kubeConfig(), 'POST', `/api/v1/namespaces/${APPS}/pods`, pendingPod(APPS, 'after-handover', '3'));
     await eventually(`${md} scaled by r3`, async () => (await replicasOf(md)) === before + 1, { timeoutMs: 60_000, intervalMs: 250 });
     expect(doubles, 'clusters led by two replicas at once (sampled every 50 ms over the whole run)').to.deep.equal([]);
+  });
+
+  it('the killed replica\'s presence Lease is deleted by a live replica; a delete at a stale resourceVersion keeps a renewed one', async () => {
+    const leasePath = (name: string) => `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/${name}`;
+    const exists = async (name: string) => kubeRequest(mkc, 'GET', leasePath(name)).then(() => true, () => false);
+    const victim = replicas.find((r) => !r.alive)!;
+    await eventually('the dead replica\'s presence Lease deleted', async () => !(await exists(replicaLeaseName(victim.id))), { timeoutMs: 90_000, intervalMs: 500 });
+    console.log(`      [measure] presence Lease of ${victim.id} deleted ${Date.now() - killedAt} ms after the kill (GC after ${PRESENCE_GC_AFTER_LEASES} x 8 s unchanged)`);
+    // Its last renewal came up to a retry period (2 s) before the kill, and was seen up to one after it.
+    expect(Date.now() - killedAt, 'not before it was unchanged for 5 lease durations').to.be.at.least(PRESENCE_GC_AFTER_LEASES * 8000 - 4000);
+    expect(logs.some((l) => l.includes(`deleted the presence Lease ${replicaLeaseName(victim.id)} of replica ${victim.id}`))).to.equal(true);
+    for (const r of replicas.filter((x) => x.alive)) expect(await exists(replicaLeaseName(r.id)), `live ${r.id} keeps its presence`).to.equal(true);
+
+    // The shell's delete on its own: a ghost Lease renewed after it was judged (its
+    // resourceVersion moved on) is kept (409); at the current one it goes (the
+    // DeleteOptions body travels on the keep-alive connection other requests use).
+    const ghost = 'headroom-fleet-ghost';
+    const created = await kubeRequest(mkc, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases`, {
+      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: ghost, labels: { [FLEET_LABEL]: 'replica' } }, spec: { holderIdentity: 'ghost', leaseDurationSeconds: 8 },
+    }) as { metadata: { resourceVersion: string } };
+    const renewed = await kubeRequest(mkc, 'PATCH', leasePath(ghost), { spec: { renewTime: new Date().toISOString().replace('Z', '000Z') } }, 'application/merge-patch+json') as { metadata: { resourceVersion: string } };
+    const client = new KubeClient(mkc);
+    const glog: string[] = [];
+    try {
+      const leases = new FleetLeases(client, SYSTEM, 'gc-test', 8000, (m) => glog.push(m));
+      expect(await leases.collectPresence([{ name: ghost, holder: 'ghost', resourceVersion: created.metadata.resourceVersion, unchangedMs: 40_000 }])).to.deep.equal([]);
+      expect(glog.join('\n')).to.include(`kept the presence Lease ${ghost}: replica ghost renewed it`);
+      expect(await exists(ghost)).to.equal(true);
+      // The next request on the same connection is read intact after the body.
+      expect((await client.request<{ items: unknown[] }>('GET', `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases`)).items.length).to.be.greaterThan(0);
+      expect(await leases.collectPresence([{ name: ghost, holder: 'ghost', resourceVersion: renewed.metadata.resourceVersion, unchangedMs: 40_000 }])).to.deep.equal([ghost]);
+      expect(await exists(ghost)).to.equal(false);
+      // Already gone: no error, nothing deleted.
+      expect(await leases.collectPresence([{ name: ghost, holder: 'ghost', resourceVersion: renewed.metadata.resourceVersion, unchangedMs: 40_000 }])).to.deep.equal([]);
+      expect(glog.filter((l) => l.includes('failed'))).to.deep.equal([]);
+    } finally {
+      client.close();
+    }
   });
 });

@@ -353,13 +353,16 @@ describe('helm chart charts/headroom (real helm)', function () {
           'mtls.clientCaConfigMap': 'cp-client-ca',
         },
       ],
-      ['mode: fleet', { mode: 'fleet', 'fleet.namespace': 'capi', 'fleet.selector': 'env=prod', 'managementCluster.kubeconfigSecret.name': 'ignored' }],
+      ['mode: fleet', { mode: 'fleet', 'fleet.namespace': 'capi', 'fleet.selector': 'env=prod', 'fleet.leaseDuration': '15s', 'fleet.renewDeadline': '10s', 'managementCluster.kubeconfigSecret.name': 'ignored' }],
     ] as const) {
       it(`with ${label}`, async () => {
         const objects = await renderChart(NS, values);
         const c = onlyOne<V1Deployment>(objects, 'Deployment').spec!.template.spec!.containers[0]!;
         if (label === 'default values') expect(c.args).to.include('--log-level=info').and.not.include('--profiling');
-        if (label === 'mode: fleet') expect(c.args).to.include.members(['--fleet', '--fleet-namespace=capi', '--fleet-selector=env=prod']).and.not.include('--leader-elect');
+        if (label === 'mode: fleet') {
+          expect(c.args).to.include.members(['--fleet', '--fleet-namespace=capi', '--fleet-selector=env=prod', '--fleet-lease-duration=15s', '--fleet-renew-deadline=10s', '--fleet-retry-period=2s']).and.not.include('--leader-elect');
+        }
+        if (label !== 'mode: fleet') expect(c.args!.filter((a) => a.startsWith('--fleet')), 'no fleet flags outside mode: fleet').to.deep.equal([]);
         if (label === 'every optional flag') expect(c.args).to.include.members(['--log-level=debug', '--dry-run', '--profiling', '--disruption=false', '--management-kubeconfig=/etc/headroom/management/kubeconfig', '--client-ca=/etc/headroom/client-ca/ca.crt']);
         // Strict parsing runs before --help: an unknown or malformed flag exits 2.
         const r = await cli([...c.args!, '--help'], { POD_NAMESPACE: NS });

@@ -158,6 +158,9 @@ Arguments of `headroom controller`: every flag here must exist in src/cli/contro
 {{- with .Values.fleet.selector }}
 - --fleet-selector={{ . }}
 {{- end }}
+- --fleet-lease-duration={{ .Values.fleet.leaseDuration }}
+- --fleet-renew-deadline={{ .Values.fleet.renewDeadline }}
+- --fleet-retry-period={{ .Values.fleet.retryPeriod }}
 {{- else }}
 {{- if .Values.controller.leaderElect }}
 - --leader-elect
