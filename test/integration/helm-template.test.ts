@@ -494,7 +494,7 @@ describe('helm chart charts/headroom (real helm)', function () {
       expect(bad.code).to.not.equal(0);
     });
 
-    it('mode: fleet runs the controller with --fleet and least privilege in the management cluster: Secrets get-only, in fleet.namespace only when set', async () => {
+    it('mode: fleet runs the controller with --fleet and least privilege in the management cluster: Secrets get-only, in fleet.namespace only when set, only fleet.kubeconfigSecrets when listed', async () => {
       const objects = await renderChart(NS, { mode: 'fleet', 'fleet.namespace': 'capi' });
       expect(objects.map((o) => o.kind).sort()).to.deep.equal(['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'ServiceAccount']);
       const deploy = onlyOne<V1Deployment>(objects, 'Deployment');
@@ -515,6 +515,18 @@ describe('helm chart charts/headroom (real helm)', function () {
       // Every namespace: get on Secrets cluster-wide (read by name only: never list or watch).
       const wide = grants(onlyOne<V1ClusterRole>(await renderChart(NS, { mode: 'fleet' }), 'ClusterRole').rules!);
       expect(wide.filter((g) => /^\/secrets:/.test(g))).to.deep.equal(['/secrets:get']);
+      // fleet.kubeconfigSecrets: only those names, cluster-wide or in fleet.namespace.
+      const names = ['prod-eu-kubeconfig', 'prod-us-kubeconfig'];
+      const list = `{${names.join(',')}}`;
+      const named = onlyOne<V1ClusterRole>(await renderChart(NS, { mode: 'fleet', 'fleet.kubeconfigSecrets': list }), 'ClusterRole').rules!
+        .filter((r) => r.resources!.includes('secrets'));
+      expect(named).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: names }]);
+      const namedRole = ofKind<V1Role>(await renderChart(NS, { mode: 'fleet', 'fleet.namespace': 'capi', 'fleet.kubeconfigSecrets': list }), 'Role')
+        .find((r) => r.metadata!.namespace === 'capi')!;
+      expect(namedRole.rules).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: names }]);
+      expect(secrets.rules![0]!.resourceNames, 'no names unless listed').to.equal(undefined);
+      const badName = await helm(['template', 'hr', CHART_DIR, '--kube-version', KUBE_VERSION, ...setArgs({ mode: 'fleet', 'fleet.kubeconfigSecrets': '{Bad_Name}' })]);
+      expect(badName.code).to.not.equal(0);
       const bad = await helm(['template', 'hr', CHART_DIR, '--kube-version', KUBE_VERSION, ...setArgs({ mode: 'fleet', 'fleet.namespace': 'Not_A_Namespace' })]);
       expect(bad.code).to.not.equal(0);
     });
