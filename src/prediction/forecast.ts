@@ -1,4 +1,4 @@
-import { DAY_MS, METHODS, type Method, SLOT_MS, STEP_MS, WEEK_MS, type WorkloadModel } from './model.js';
+import { DAY_MS, METHODS, type Method, SLOT_MS, STEP_MS, WEEK_MS, slotOf, type WorkloadModel } from './model.js';
 
 /**
  * Forecasting one workload's pod count over a horizon, from its model alone.
@@ -179,6 +179,41 @@ function seasonalPoint(m: WorkloadModel, profile: readonly (number | null)[], pe
   return m.last + Math.max(0, peak - base);
 }
 
+/** Noise bands a seasonal step must clear to be held in full (as TREND_T for a trend). */
+const STEP_T = 3;
+
+/**
+ * A seasonal rise as the slots have it, in pods above the current count. Each slot
+ * holds the highest count of its ten minutes on past periods, and that maximum may
+ * come anywhere in the slot, so a rise shorter than a slot is flattened by the
+ * interpolation of seasonalPoint. Two rises are not:
+ * - into the slot of now: the count when the slot began plus the profile's rise from
+ *   the slot before (anchored, as seasonalPoint is, so a lower level stays lower);
+ * - into a higher slot the window (now, now + horizon] reaches.
+ * Only a step of at least STEP_T noise bands counts: between slots of a noisy
+ * workload the maxima differ by the jitter alone.
+ */
+function seasonalStepRise(m: WorkloadModel, profile: readonly (number | null)[], period: number, now: number, horizonMs: number, noise: number): number {
+  const n = profile.length;
+  const k = slotOf(now, period);
+  const here = profile[k];
+  if (here === null || here === undefined) return 0;
+  const floor = STEP_T * noise;
+  let rise = 0;
+  const before = profile[(k - 1 + n) % n];
+  const s = series(m);
+  const back = Math.round((m.stepStart - Math.floor(now / SLOT_MS) * SLOT_MS) / STEP_MS);
+  if (before !== null && before !== undefined && here - before >= floor && back >= 0 && back < s.length) {
+    rise = s[s.length - 1 - back]! + (here - before) - m.last;
+  }
+  let peak = here;
+  for (let t = Math.floor(now / SLOT_MS) * SLOT_MS + SLOT_MS; t <= now + horizonMs; t += SLOT_MS) {
+    const v = profile[slotOf(t, period)];
+    if (v !== null && v !== undefined) peak = Math.max(peak, v);
+  }
+  return Math.max(0, rise, peak - here >= floor ? peak - here : 0);
+}
+
 function centres(from: number, to: number): number[] {
   const out: number[] = [];
   for (let t = from; t <= to; t += SLOT_MS) out.push(t);
@@ -238,8 +273,10 @@ export function forecast(m: WorkloadModel, now: number, horizonMs: number, quant
   const real = method === 'trend' ? trendOf(m)?.real === true
     : method === 'daily' || method === 'weekly' ? naive.n >= MIN_SCORED && bestScore <= SEASONAL_GAIN * naive.mae
       : false;
+  const stepRise = !real ? 0 : method === 'daily' ? seasonalStepRise(m, m.daily, DAY_MS, now, horizonMs, noise)
+    : method === 'weekly' ? seasonalStepRise(m, m.weekly, WEEK_MS, now, horizonMs, noise) : 0;
   return {
-    current: m.last, point, upper: Math.max(point, point + margin), method,
-    significant: real && point - m.last >= 0.5, noise,
+    current: m.last, point, upper: Math.max(point, point + margin, stepRise > 0 ? m.last + stepRise : 0), method,
+    significant: real && Math.max(point - m.last, stepRise) >= 0.5, noise,
   };
 }

@@ -67,6 +67,25 @@ describe('prediction/forecast', () => {
     expect(f.significant).to.equal(true);
   });
 
+  it('holds a daily rise shorter than a profile slot in full once the window reaches its slot', () => {
+    // Flat at 100 except 14:02-14:08 at 400 every day: one ten-minute slot (14:00-14:10) holds it,
+    // and interpolating between slot centres spreads it over twenty minutes.
+    const shape = (t: number) => {
+      const min = (t % DAY_MS) / 60_000;
+      return min >= 14 * 60 + 2 && min < 14 * 60 + 8 ? 400 : 100;
+    };
+    const before = feed(shape, 2 * 24 * 60 + 13 * 60 + 57); // two days, then 13:57 on day three
+    const f = forecast(before, before.lastAt, H, 0.9);
+    expect(f.current).to.equal(100);
+    expect(f.method).to.equal('daily');
+    expect(f.point).to.be.below(390); // the point (scored) is interpolated
+    expect(f.upper).to.be.at.least(390); // what is held is the slot's rise
+    expect(f.significant).to.equal(true);
+    // Inside the slot, before the rise (a controller started at 14:01): still held.
+    const inside = feed(shape, 2 * 24 * 60 + 14 * 60 + 1);
+    expect(forecast(inside, inside.lastAt, H, 0.9).upper).to.be.at.least(390);
+  });
+
   it('is deterministic and leaves the input model unchanged', () => {
     const m = feed((t) => 10 + t / STEP_MS, 40);
     const copy = JSON.stringify(m);
