@@ -11,7 +11,9 @@ import { DAY_MS, METHODS, type Method, SLOT_MS, STEP_MS, WEEK_MS, slotOf, type W
  *   in the spirit of Siegel's repeated median);
  * - daily / weekly: the current count plus the profile's rise from now to the
  *   window's peak, once a full period has been seen. Anchoring on the current
- *   count keeps the shape when the level differs from past periods.
+ *   count keeps the shape when the level differs from past periods. A step between
+ *   slots larger than the jitter is held in full (the upper, not the point: see
+ *   seasonalStepRise and docs/adr/0151-seasonal-steps-held-in-full.md).
  * The forecaster is chosen per workload by its mean absolute error at the
  * scoring horizon, weighted towards the last day (model.scores); its recent
  * errors (model.errors) give the margin to the requested quantile (an empirical,
