@@ -1,19 +1,5 @@
 import { expect } from 'chai';
-import { main } from '../../../src/cli/main.js';
-
-/** Runs main() with console output captured. */
-async function run(argv: string[]): Promise<{ code: number; err: string }> {
-  const err: string[] = [];
-  const { log, error } = console;
-  console.log = () => {};
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    return { code: await main(argv), err: err.join('\n') };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
-}
+import { runMain as run } from './captured-main.js';
 
 describe('headroom controller: fleet flags', () => {
   it('refuses the flags fleet mode replaces, with one line naming the replacement', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { UsageError } from '../../../src/cli/command.js';
 import { parseFleetLeaseFlags } from '../../../src/cli/fleet-lease-flags.js';
-import { main } from '../../../src/cli/main.js';
+import { runMain as run } from './captured-main.js';
 import { FLEET_LEASE_DEFAULTS } from '../../../src/fleet/fleet-controller.js';
 
 function refused(f: Parameters<typeof parseFleetLeaseFlags>[0]): string {
@@ -12,20 +12,6 @@ function refused(f: Parameters<typeof parseFleetLeaseFlags>[0]): string {
     return (err as Error).message;
   }
   throw new Error(`accepted ${JSON.stringify(f)}`);
-}
-
-/** Runs main() with console output captured. */
-async function run(argv: string[]): Promise<{ code: number; err: string }> {
-  const err: string[] = [];
-  const { log, error } = console;
-  console.log = () => {};
-  console.error = (...a: unknown[]) => void err.push(a.join(' '));
-  try {
-    return { code: await main(argv), err: err.join('\n') };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
 }
 
 describe('headroom controller: fleet Lease timing flags', () => {

@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../../src/kube/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
+import { clientOf } from './local-server-client.js';
 
 /** What the server parsed of each request, and on which connection. */
 interface Seen { method: string; path: string; contentLength: string | undefined; body: string; port: number }
@@ -29,12 +28,7 @@ describe('KubeClient request bodies on a keep-alive connection', () => {
       socket.destroy();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-    });
-    client = new KubeClient(kc);
+    client = clientOf(server);
   });
   after(() => {
     client.close();

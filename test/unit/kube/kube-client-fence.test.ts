@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
-import { FencedError, KubeClient } from '../../../src/kube/kube-client.js';
+import { FencedError, type KubeClient } from '../../../src/kube/kube-client.js';
+import { clientOf } from './local-server-client.js';
 
 describe('KubeClient fenced by a leadership term', () => {
   let server: Server;
@@ -26,12 +25,7 @@ describe('KubeClient fenced by a leadership term', () => {
       res.end('{}');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-    });
-    client = new KubeClient(kc);
+    client = clientOf(server);
   });
   after(() => {
     client.close();
