@@ -204,8 +204,9 @@ function seasonalStepRise(m: WorkloadModel, profile: readonly (number | null)[],
   let rise = 0;
   const before = profile[(k - 1 + n) % n];
   const s = series(m);
-  const back = Math.round((m.stepStart - Math.floor(now / SLOT_MS) * SLOT_MS) / STEP_MS);
-  if (before !== null && before !== undefined && here - before >= floor && back >= 0 && back < s.length) {
+  // Steps back to the one the slot began in (the current one when the slot has just begun).
+  const back = Math.max(0, Math.round((m.stepStart - Math.floor(now / SLOT_MS) * SLOT_MS) / STEP_MS));
+  if (before !== null && before !== undefined && here - before >= floor && back < s.length) {
     rise = s[s.length - 1 - back]! + (here - before) - m.last;
   }
   let peak = here;
