@@ -61,8 +61,8 @@ export async function decideMultiNodeConsolidation(input: MultiNodeInput): Promi
   let set = prefix.slice(0, best.size);
   let judged = best.judged;
   // A set replaced by a node of the group all its nodes are in (two half-empty nodes
-  // into one new twin) saves no more than deleting all but one of them, and evicts
-  // more: take that delete when it saves as much (ADR 0150).
+  // into one new twin) may save no more than deleting the set without its last node,
+  // which evicts fewer pods and needs no boot: take that delete when it saves as much (ADR 0150).
   const replacement = judged.replacement;
   if (replacement && set.length > 1 && set.every((c) => c.group.id === replacement.group.id)) {
     const smaller = set.slice(0, -1);
