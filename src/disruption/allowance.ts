@@ -85,15 +85,18 @@ export class DisruptionAllowance {
     /** PodDisruptionBudgets; without them no pod is covered by one. */
     private readonly pdbs?: PdbAllowance,
   ) {
-    const groups = new Map(snapshot.groups.map((g) => [g.id, g]));
+    // Group id -> its scope's counts, so the per-node loop builds no scope key.
+    const scopeOf = new Map<string, { total: number; disrupting: number }>();
     for (const g of snapshot.groups) {
       this.aboveMin.set(g.id, g.replicas - g.minSize);
-      if (!this.scopes.has(budgetScope(g))) this.scopes.set(budgetScope(g), { total: 0, disrupting: 0 });
+      const key = budgetScope(g);
+      let scope = this.scopes.get(key);
+      if (!scope) this.scopes.set(key, (scope = { total: 0, disrupting: 0 }));
+      scopeOf.set(g.id, scope);
     }
     for (const n of snapshot.nodes) {
-      const g = n.groupId ? groups.get(n.groupId) : undefined;
-      if (!g || n.inFlight) continue;
-      const s = this.scopes.get(budgetScope(g))!;
+      const s = n.groupId ? scopeOf.get(n.groupId) : undefined;
+      if (!s || n.inFlight) continue;
       s.total++;
       if ((n.unschedulable || disrupting.has(n.name)) && !batch.has(n.name)) s.disrupting++;
     }

@@ -44,7 +44,8 @@ export async function nodesToKeep(input: KeepInput): Promise<Set<string>> {
   }
   // Only pods on nodes that could be removed matter: without expiry, those are the empty and the drifted ones.
   const candidates = input.expiryOn ? undefined : new Set([...input.empty, ...input.drifted.keys()]);
-  for (const p of objects.pods) {
+  // No candidate at all: no pod can keep one (the common pass, and a walk over every pod).
+  if (!candidates || candidates.size > 0) for (const p of objects.pods) {
     const node = p.spec?.nodeName;
     if (node && (!candidates || candidates.has(node)) && podBlocker(p as V1Pod, snapshot.expendablePodsPriorityCutoff)) keep.add(node);
   }
