@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
-import { clientOf } from './local-server-client.js';
+import { closeBoth, listenWithClient } from './local-server-client.js';
 
 /** What the server parsed of each request, and on which connection. */
 interface Seen { method: string; path: string; contentLength: string | undefined; body: string; port: number }
@@ -27,14 +27,9 @@ describe('KubeClient request bodies on a keep-alive connection', () => {
       parseErrors.push(err.message);
       socket.destroy();
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    client = clientOf(server);
+    client = await listenWithClient(server);
   });
-  after(() => {
-    client.close();
-    server.closeAllConnections();
-    server.close();
-  });
+  after(() => closeBoth(client, server));
   beforeEach(() => {
     seen.length = 0;
     parseErrors.length = 0;

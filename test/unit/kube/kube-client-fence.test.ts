@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { expect } from 'chai';
 import { FencedError, type KubeClient } from '../../../src/kube/kube-client.js';
-import { clientOf } from './local-server-client.js';
+import { closeBoth, listenWithClient } from './local-server-client.js';
 
 describe('KubeClient fenced by a leadership term', () => {
   let server: Server;
@@ -24,14 +24,9 @@ describe('KubeClient fenced by a leadership term', () => {
       res.setHeader('content-type', 'application/json');
       res.end('{}');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    client = clientOf(server);
+    client = await listenWithClient(server);
   });
-  after(() => {
-    client.close();
-    server.closeAllConnections();
-    server.close();
-  });
+  after(() => closeBoth(client, server));
   beforeEach(() => {
     seen.length = 0;
     hold = false;
