@@ -16,6 +16,10 @@
 
 /** $ per cpu-hour of every group (a 4-cpu node costs 4 x this an hour). */
 export const PRICE_PER_CPU_HOUR = 0.048;
+/** $ per GPU-hour on top of the cpus (about a cloud's one-GPU node less its cpus). */
+export const PRICE_PER_GPU_HOUR = 1.0;
+/** The extended resource the GPU group's nodes have and its pods ask for. */
+export const GPU_RESOURCE = 'nvidia.com/gpu';
 
 export interface PeerGroup {
   readonly name: string;
@@ -24,10 +28,12 @@ export interface PeerGroup {
   readonly maxSize: number;
   /** A failure domain: the Machines' spec.failureDomain and a zone label on the template. */
   readonly zone?: string;
+  /** GPUs a node (GPU_RESOURCE): in its capacity and in the gpu-type/gpu-count annotations both autoscalers read. */
+  readonly gpus?: number;
 }
 
 /** The price of one node of `g` per hour. */
-export const groupPrice = (g: PeerGroup): number => g.cpu * PRICE_PER_CPU_HOUR;
+export const groupPrice = (g: PeerGroup): number => g.cpu * PRICE_PER_CPU_HOUR + (g.gpus ?? 0) * PRICE_PER_GPU_HOUR;
 
 /** Three sizes priced per cpu (the groups of the runs issue 28 describes). */
 export const SIZED_GROUPS: readonly PeerGroup[] = [
@@ -39,6 +45,9 @@ export const SIZED_GROUPS: readonly PeerGroup[] = [
 /** One 8-cpu group per zone. */
 export const ZONAL_GROUPS: readonly PeerGroup[] = ['zone-a', 'zone-b', 'zone-c'].map((zone) => ({ name: `z-${zone.slice(-1)}`, cpu: 8, memoryGi: 32, maxSize: 10, zone }));
 
+/** The three sizes and a two-GPU group, every one from zero. */
+export const GPU_GROUPS: readonly PeerGroup[] = [...SIZED_GROUPS, { name: 'gpu', cpu: 8, memoryGi: 64, maxSize: 4, gpus: 2 }];
+
 /** A set of bare pods (no owner): `count` x the requests, created together. */
 export interface PodsStep {
   readonly at: number;
@@ -47,6 +56,8 @@ export interface PodsStep {
   readonly count: number;
   readonly cpu: string;
   readonly memory: string;
+  /** GPUs a pod (GPU_RESOURCE, requests = limits). */
+  readonly gpus?: number;
   /** A topologySpreadConstraint over zones (maxSkew 1, DoNotSchedule) on the set's pods. */
   readonly spreadZones?: boolean;
 }
@@ -139,6 +150,16 @@ export const SCENARIOS: readonly Scenario[] = [
     description: '30 x 1 cpu/2Gi spread over 3 zones (maxSkew 1, DoNotSchedule), one 8-cpu group per zone',
     groups: ZONAL_GROUPS,
     steps: [{ at: 0, kind: 'pods', name: 'spread', count: 30, cpu: '1', memory: '2Gi', spreadZones: true }],
+    windowS: 120, settleS: 300,
+  },
+  {
+    name: 'gpu-burst',
+    description: 'a GPU group scaled from zero: 6 x 1 GPU, 2 cpu/8Gi beside 20 x 500m/1Gi, on the three sizes and an 8-cpu two-GPU group',
+    groups: GPU_GROUPS,
+    steps: [
+      { at: 0, kind: 'pods', name: 'train', count: 6, cpu: '2', memory: '8Gi', gpus: 1 },
+      { at: 0, kind: 'pods', name: 'web', count: 20, cpu: '500m', memory: '1Gi' },
+    ],
     windowS: 120, settleS: 300,
   },
   {

@@ -21,7 +21,7 @@
 import { stringify } from 'yaml';
 import type { Trace } from '../../src/sim/trace.js';
 import { parseTrace } from '../../src/sim/trace-parse.js';
-import { finalDelete, groupPrice, lastCreateAt, type PeerGroup, type Scenario } from './peers-scenarios.js';
+import { GPU_RESOURCE, finalDelete, groupPrice, lastCreateAt, type PeerGroup, type Scenario } from './peers-scenarios.js';
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** The label every pod of a set carries (the spread constraint selects on it). */
@@ -69,6 +69,7 @@ function nodeGroup(g: PeerGroup, o: TraceOptions): Record<string, unknown> {
           'capacity.cluster-autoscaler.kubernetes.io/maxPods': '110',
           'headroom.dev/price': groupPrice(g).toFixed(4),
           ...(g.zone ? { 'capacity.cluster-autoscaler.kubernetes.io/labels': `${ZONE_LABEL}=${g.zone}` } : {}),
+          ...(g.gpus ? { 'capacity.cluster-autoscaler.kubernetes.io/gpu-type': GPU_RESOURCE, 'capacity.cluster-autoscaler.kubernetes.io/gpu-count': String(g.gpus) } : {}),
         },
       },
       spec: { clusterName: 'peers', replicas: 0, template: { metadata: { labels: { 'cluster.x-k8s.io/deployment-name': g.name } } } },
@@ -76,11 +77,11 @@ function nodeGroup(g: PeerGroup, o: TraceOptions): Record<string, unknown> {
   };
 }
 
-function template(set: string, cpu: string, memory: string, spreadZones = false): Record<string, unknown> {
+function template(set: string, cpu: string, memory: string, spreadZones = false, gpus = 0): Record<string, unknown> {
   return {
     metadata: { labels: { [SET_LABEL]: set } },
     spec: {
-      containers: [{ name: 'c', resources: { requests: { cpu, memory } } }],
+      containers: [{ name: 'c', resources: gpus > 0 ? { requests: { cpu, memory, [GPU_RESOURCE]: String(gpus) }, limits: { [GPU_RESOURCE]: String(gpus) } } : { requests: { cpu, memory } } }],
       ...(spreadZones
         ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { [SET_LABEL]: set } } }] }
         : {}),
@@ -100,7 +101,7 @@ export function scenarioTrace(s: Scenario, o: TraceOptions): Trace {
       const points = [{ at: '0s', replicas: 0 }, { at: at(step.at), replicas: step.count }];
       const gone = deletes.get(step.name);
       if (gone !== undefined) points.push({ at: at(gone), replicas: 0 });
-      deployments.set(step.name, { points, template: template(step.name, step.cpu, step.memory, step.spreadZones) });
+      deployments.set(step.name, { points, template: template(step.name, step.cpu, step.memory, step.spreadZones, step.gpus) });
     } else if (step.kind === 'replicas') {
       const d = deployments.get(step.name) ?? { points: [{ at: '0s', replicas: 0 }], template: template(step.name, step.cpu, step.memory) };
       d.points.push({ at: at(step.at), replicas: step.replicas });

@@ -39,7 +39,7 @@ import { Registry } from 'prom-client';
 import { Controller } from '../../src/controller/controller.js';
 import { KubeClient } from '../../src/kube/kube-client.js';
 import {
-  CPU_ANNOTATION, LABELS_ANNOTATION, MAX_PODS_ANNOTATION, MAX_SIZE_ANNOTATION, MEMORY_ANNOTATION, MIN_SIZE_ANNOTATION, PRICE_ANNOTATION, ZONE_LABEL,
+  CPU_ANNOTATION, GPU_COUNT_ANNOTATION, GPU_TYPE_ANNOTATION, LABELS_ANNOTATION, MAX_PODS_ANNOTATION, MAX_SIZE_ANNOTATION, MEMORY_ANNOTATION, MIN_SIZE_ANNOTATION, PRICE_ANNOTATION, ZONE_LABEL,
 } from '../../src/api/capacity-annotations.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { kubeRequest } from '../harness/kube-request.js';
@@ -49,7 +49,7 @@ import { ManagedProcess } from '../harness/process.js';
 import { createMany } from './create-many.js';
 import { runMetrics, runsTable, summarize, summaryTable, type NodeRecord, type PodRecord, type RunResult } from './peers-metrics.js';
 import { parsePeersArgs, USAGE } from './peers-cli.js';
-import { BOOT_PROFILES, SCENARIOS, WARM_UP_S, bootDelayMs, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type BootProfile, type PeerGroup, type Scenario, type Step } from './peers-scenarios.js';
+import { BOOT_PROFILES, GPU_RESOURCE, SCENARIOS, WARM_UP_S, bootDelayMs, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type BootProfile, type PeerGroup, type Scenario, type Step } from './peers-scenarios.js';
 import { SETUPS, caArgs, type Setup } from './peers-setups.js';
 
 const CLUSTER = 'bench';
@@ -173,7 +173,7 @@ class Recorder {
 
 const template = (g: PeerGroup, ns: string) => ({
   apiVersion: INFRA, kind: 'KwokMachineTemplate', metadata: { name: g.name, namespace: ns },
-  spec: { template: { spec: { capacity: { cpu: String(g.cpu), memory: `${g.memoryGi}Gi`, pods: '110' } } } },
+  spec: { template: { spec: { capacity: { cpu: String(g.cpu), memory: `${g.memoryGi}Gi`, pods: '110', ...(g.gpus ? { [GPU_RESOURCE]: String(g.gpus) } : {}) } } } },
 });
 
 /** A node group: a MachineDeployment from 0 with the capacity annotations both autoscalers read, and Headroom's price. */
@@ -186,6 +186,7 @@ const machineDeployment = (g: PeerGroup, ns: string) => ({
       [CPU_ANNOTATION]: String(g.cpu), [MEMORY_ANNOTATION]: `${g.memoryGi}Gi`, [MAX_PODS_ANNOTATION]: '110',
       [PRICE_ANNOTATION]: groupPrice(g).toFixed(4),
       ...(g.zone ? { [LABELS_ANNOTATION]: `${ZONE_LABEL}=${g.zone}` } : {}),
+      ...(g.gpus ? { [GPU_TYPE_ANNOTATION]: GPU_RESOURCE, [GPU_COUNT_ANNOTATION]: String(g.gpus) } : {}),
     },
   },
   spec: {
@@ -219,8 +220,12 @@ const kubeProxy = (ns: string) => ({
   },
 });
 
-const podSpec = (cpu: string, memory: string) => ({
-  containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu, memory } } }],
+const podSpec = (cpu: string, memory: string, gpus = 0) => ({
+  containers: [{
+    name: 'c', image: 'registry.k8s.io/pause:3.10',
+    // An extended resource is asked for with requests = limits.
+    resources: gpus > 0 ? { requests: { cpu, memory, [GPU_RESOURCE]: String(gpus) }, limits: { [GPU_RESOURCE]: String(gpus) } } : { requests: { cpu, memory } },
+  }],
   terminationGracePeriodSeconds: 0,
 });
 
@@ -233,7 +238,7 @@ async function play(step: Step, kc: KubeConfig, client: KubeClient, rec: Recorde
         : {};
       const pods = Array.from({ length: step.count }, (_, i) => ({
         apiVersion: 'v1', kind: 'Pod', metadata: { name: `${step.name}-${i}`, namespace: NS, labels: { [SET_LABEL]: step.name } },
-        spec: { ...podSpec(step.cpu, step.memory), ...spread },
+        spec: { ...podSpec(step.cpu, step.memory, step.gpus), ...spread },
       }));
       await createMany(pods, (body) => client.request('POST', `/api/v1/namespaces/${NS}/pods`, { body }), { concurrency: 16 });
       return;

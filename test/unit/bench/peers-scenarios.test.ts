@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import {
-  BOOT_PROFILES, PRICE_PER_CPU_HOUR, SCENARIOS, WARM_UP_S, bootDelayMs, diurnalSteps, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type Scenario,
+  BOOT_PROFILES, PRICE_PER_CPU_HOUR, PRICE_PER_GPU_HOUR, SCENARIOS, WARM_UP_S, bootDelayMs, diurnalSteps, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type Scenario,
 } from '../../bench/peers-scenarios.js';
 import { SETUPS, caArgs } from '../../bench/peers-setups.js';
 
 describe('bench:peers scenarios (test/bench/peers-scenarios.ts)', () => {
   it('has the workloads issue 28 asks for, each with unique names, groups and a cost window', () => {
     const names = SCENARIOS.map((s) => s.name);
-    expect(names).to.include.members(['small-burst', 'large-burst', 'mixed-burst', 'zone-spread', 'scale-down', 'diurnal', 'cronjob']);
+    expect(names).to.include.members(['small-burst', 'large-burst', 'mixed-burst', 'zone-spread', 'gpu-burst', 'scale-down', 'diurnal', 'cronjob']);
     expect(new Set(names).size).to.equal(names.length);
     for (const s of SCENARIOS) {
       expect(s.groups.length, s.name).to.be.greaterThan(0);
@@ -28,7 +28,8 @@ describe('bench:peers scenarios (test/bench/peers-scenarios.ts)', () => {
       for (const step of s.steps) {
         if (step.kind === 'delete') continue;
         // 100m/64Mi of the kube-proxy-like DaemonSet pod is on every node too.
-        const fits = s.groups.some((g) => g.cpu * 1000 - 100 >= milli(step.cpu) && g.memoryGi - 0.0625 >= gi(step.memory));
+        const gpus = step.kind === 'pods' ? step.gpus ?? 0 : 0;
+        const fits = s.groups.some((g) => g.cpu * 1000 - 100 >= milli(step.cpu) && g.memoryGi - 0.0625 >= gi(step.memory) && (g.gpus ?? 0) >= gpus);
         expect(fits, `${s.name}/${step.name}`).to.equal(true);
       }
     }
@@ -43,8 +44,21 @@ describe('bench:peers scenarios (test/bench/peers-scenarios.ts)', () => {
     expect(zonal.steps.every((x) => x.kind === 'pods' && x.spreadZones)).to.equal(true);
   });
 
-  it('groups are priced per cpu', () => {
-    for (const g of SCENARIOS.flatMap((s) => s.groups)) expect(groupPrice(g)).to.be.closeTo(g.cpu * PRICE_PER_CPU_HOUR, 1e-12);
+  it('groups are priced per cpu, and per GPU on top', () => {
+    for (const g of SCENARIOS.flatMap((s) => s.groups)) expect(groupPrice(g)).to.be.closeTo(g.cpu * PRICE_PER_CPU_HOUR + (g.gpus ?? 0) * PRICE_PER_GPU_HOUR, 1e-12);
+  });
+
+  it('the GPU burst scales a GPU group from zero, with pods that need no GPU beside (they belong on the cheaper groups)', () => {
+    const s = SCENARIOS.find((x) => x.name === 'gpu-burst')!;
+    const gpuGroups = s.groups.filter((g) => (g.gpus ?? 0) > 0);
+    expect(gpuGroups).to.have.length(1);
+    expect(s.groups.length).to.be.greaterThan(1);
+    const pods = s.steps.filter((x) => x.kind === 'pods');
+    expect(pods.some((p) => (p.gpus ?? 0) > 0)).to.equal(true);
+    expect(pods.some((p) => (p.gpus ?? 0) === 0)).to.equal(true);
+    // A GPU node costs more than a plain node of its cpus: the price says where CPU pods go.
+    const plain = s.groups.find((g) => !g.gpus && g.cpu === gpuGroups[0]!.cpu)!;
+    expect(groupPrice(gpuGroups[0]!)).to.be.greaterThan(groupPrice(plain));
   });
 
   it('the scale-down scenario ends with demand going away and waits long enough for CA\'s 10-minute defaults', () => {
@@ -106,11 +120,12 @@ describe('bench:peers scenarios (test/bench/peers-scenarios.ts)', () => {
     expect(lanes([7, 7], 5, (x) => x)).to.deep.equal([[7], [7]]);
     expect(lanes([], 3, (x: number) => x)).to.deep.equal([]);
     expect(() => lanes([1], 0, (x) => x)).to.throw(/whole number/);
-    // The default: 3 lanes of every scenario, none longer than the longest scenario (diurnal) when a lane has several.
+    // The default: 3 lanes of every scenario; longest first bounds a lane by the longest
+    // scenario (diurnal) plus the shortest one.
     const split = lanes(SCENARIOS, 3, (s) => runCapS(s));
     expect(split.flat().map((s) => s.name).sort()).to.deep.equal(SCENARIOS.map((s) => s.name).sort());
-    const longest = Math.max(...SCENARIOS.map((s) => runCapS(s)));
-    for (const l of split) expect(l.reduce((t, s) => t + runCapS(s), 0)).to.be.at.most(longest);
+    const caps = SCENARIOS.map((s) => runCapS(s));
+    for (const l of split) expect(l.reduce((t, s) => t + runCapS(s), 0)).to.be.at.most(Math.max(...caps) + Math.min(...caps));
   });
 });
 

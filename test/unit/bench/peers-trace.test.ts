@@ -36,6 +36,21 @@ describe('bench:peers scenarios as simulator traces (issue 28 calibration)', () 
     expect(groupShape({ name: 'x', cpu: 4, memoryGi: 16, maxSize: 1 }, { cpuMilli: 0, memoryMi: 0 })).to.deep.equal({ cpu: '4000m', memory: '16384Mi' });
   });
 
+  it('a GPU group keeps its GPUs (gpu-type and gpu-count) and its pods their GPU requests and limits', async () => {
+    const t = scenarioTrace(scenario('gpu-burst'), O);
+    const gpu = t.nodeGroups.find((g) => g.object.metadata?.name === 'gpu')!.object.metadata!.annotations!;
+    expect(gpu['capacity.cluster-autoscaler.kubernetes.io/gpu-type']).to.equal('nvidia.com/gpu');
+    expect(gpu['capacity.cluster-autoscaler.kubernetes.io/gpu-count']).to.equal('2');
+    const small = t.nodeGroups.find((g) => g.object.metadata?.name === 'small')!.object.metadata!.annotations!;
+    expect(small['capacity.cluster-autoscaler.kubernetes.io/gpu-count']).to.equal(undefined);
+    const train = (t.workloads as DeploymentWorkload[]).find((w) => w.name === 'train')!;
+    expect(train.template.spec?.containers[0]!.resources?.limits).to.deep.equal({ 'nvidia.com/gpu': '1' });
+    // Simulated (periodic, tuned like ca-tuned), every pod runs: 6 one-GPU pods need 3 two-GPU nodes at least.
+    const m = await simulate(scenario('gpu-burst'), SIM_SETUPS.find((x) => x.name === 'ca-tuned')!, 5);
+    expect(m.last).to.be.a('number').and.to.be.below(120);
+    expect(m.nodes).to.be.at.least(3);
+  });
+
   it('pod sets become Deployments stepped to their count at the step and to 0 at the delete (plus any delay); the spread constraint is kept', () => {
     const mixed = scenarioTrace(scenario('mixed-burst'), O).workloads as DeploymentWorkload[];
     expect(mixed.map((w) => [w.kind, w.name, w.replicas.points])).to.have.deep.members([
