@@ -53,7 +53,8 @@ export class PackingState {
   readonly hostnameDemand = new Map<string, { remaining: number; cap: number }>();
   readonly unschedulable: UnschedulablePod[] = [];
 
-  private readonly nodeNames = new Set<string>();
+  /** Names taken, so a new bin's is unique: built on the first new bin (most what-if solves open none). */
+  private nodeNames: Set<string> | undefined;
   private nextName = 0;
   /** Shared DRA claims placed so far -> the bin that holds them (their other pods may join only it). */
   private readonly sharedHome = new Map<string, Bin>();
@@ -98,7 +99,6 @@ export class PackingState {
     const ordered = [...snapshot.nodes.filter((n) => !n.inFlight), ...snapshot.nodes.filter((n) => n.inFlight)];
     const groupById = new Map(this.groups.map((g) => [g.group.id, g]));
     for (const node of ordered) {
-      this.nodeNames.add(node.name);
       const use = nodeUse(node);
       const free: Resources = { ...use.free };
       const g = node.groupId ? groupById.get(node.groupId) : undefined;
@@ -121,10 +121,10 @@ export class PackingState {
     for (const cs of this.classes) {
       for (const t of requiredAntiAffinityTerms(cs.cls.proto)) cs.ownTerms.push(this.topology.ownerCounter(resolveAffinityTerm(t, cs.cls.proto, snapshot.namespaceLabels)));
     }
-    const binOfNode = new Map(this.existingBins.map((b) => [b.node!, b]));
+    const binOfNode = antiOwners.length ? new Map(this.existingBins.map((b) => [b.node!, b])) : undefined;
     const existingOwners: Array<{ counter: OwnerCounter; bin: Bin }> = [];
     for (const { pod, node } of antiOwners) {
-      const bin = binOfNode.get(node)!;
+      const bin = binOfNode!.get(node)!;
       for (const t of requiredAntiAffinityTerms(pod)) existingOwners.push({ counter: this.topology.ownerCounter(resolveAffinityTerm(t, pod, snapshot.namespaceLabels)), bin });
     }
     const termList = this.topology.terms();
@@ -412,6 +412,7 @@ export class PackingState {
 
   private freshName(): string {
     let name: string;
+    this.nodeNames ??= new Set(this.existingBins.map((b) => b.name));
     do name = `headroom-new-${this.nextName++}`; while (this.nodeNames.has(name));
     this.nodeNames.add(name);
     return name;

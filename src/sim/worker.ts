@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { policyFactory, simulationSnapshot } from './policies.js';
+import { policyFactory, simulationSnapshots } from './policies.js';
 import type { PolicyName, PolicyRun } from './result.js';
 import { runPolicy } from './run.js';
 import type { Trace } from './trace.js';
@@ -18,7 +18,7 @@ export interface SimulationTask {
 /** Piscina worker entry: runs one policy over one trace, exactly as in-process. */
 export default async function run(task: SimulationTask): Promise<PolicyRun> {
   try {
-    return await runPolicy(task.trace, policyFactory(task.policy, { prediction: task.prediction ?? true }), { seed: task.seed, policies: [], buildSnapshot: simulationSnapshot },
+    return await runPolicy(task.trace, policyFactory(task.policy, { prediction: task.prediction ?? true }), { seed: task.seed, policies: [], buildSnapshot: simulationSnapshots() },
       (fraction) => task.progress?.postMessage({ fraction }));
   } finally {
     task.progress?.close();
