@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterSnapshot } from '../../cluster/snapshot.js';
 import type { Plan } from '../../packing/plan.js';
 import { CPU, MEMORY, type Resources, addInto } from '../../scheduling/resources.js';
@@ -26,13 +27,25 @@ export interface PeriodicOptions {
    * Cluster Autoscaler's loop trigger: besides the scan timer, a loop starts as soon as a
    * new unschedulable pod appears (and none is running), and again right after a loop
    * that scaled up; a loop whose unschedulable pods are all younger than 2 s waits one
-   * iteration for more ("Unschedulable pods are very new"). Default false: the timer alone.
+   * iteration for more ("Unschedulable pods are very new"), and so does one while the
+   * oldest of its GPU pods is younger than 30 s. Default false: the timer alone.
    */
   caTrigger?: boolean;
 }
 
 /** Cluster Autoscaler's unschedulablePodTimeBuffer: pods younger than this make a loop wait for more. */
 export const NEW_POD_BUFFER_MS = 2000;
+/**
+ * Cluster Autoscaler's unschedulablePodWithGpuTimeBuffer: while the oldest unschedulable
+ * pod asking for a GPU is younger than this, a loop waits for more (GPU nodes are
+ * expensive: it trades latency for a better-informed scale-up).
+ */
+export const NEW_GPU_POD_BUFFER_MS = 30_000;
+/** The GPU resources Cluster Autoscaler counts a pod's GPUs in (its utils/gpu GPUVendorResourceNames). */
+export const GPU_VENDOR_RESOURCES: readonly string[] = ['nvidia.com/gpu', 'habana.ai/gaudi', 'gpu.intel.com/i915', 'amd.com/gpu', 'microsoft.com/directx'];
+
+const requestsGpu = (pod: V1Pod): boolean => [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]
+  .some((c) => GPU_VENDOR_RESOURCES.some((r) => c.resources?.requests?.[r] !== undefined || c.resources?.limits?.[r] !== undefined));
 
 /**
  * Like Cluster Autoscaler: every 10 s, if pods are Unschedulable, estimate for
@@ -176,15 +189,18 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
     const sleep = (ms: number) => new Promise<void>((resolve) => {
       cancel = clock.setTimer(ms, resolve);
     });
-    const oldestPendingAge = (): number => {
+    /** Cluster Autoscaler's allPodsAreNew over the pending pods. */
+    const pendingAreNew = (): boolean => {
       const now = clock.now();
       let oldest = -Infinity;
+      let oldestGpu = -Infinity;
       for (const p of cluster.objects().pods) {
         if (p.spec?.nodeName) continue;
-        const created = p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : now;
-        oldest = Math.max(oldest, now - created);
+        const age = now - (p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : now);
+        oldest = Math.max(oldest, age);
+        if (requestsGpu(p)) oldestGpu = Math.max(oldestGpu, age);
       }
-      return oldest;
+      return oldest < NEW_POD_BUFFER_MS || (oldestGpu > -Infinity && oldestGpu < NEW_GPU_POD_BUFFER_MS);
     };
     const calibratedLoop = async (): Promise<void> => {
       if (stopped) return;
@@ -192,7 +208,7 @@ export function periodicPolicy(opts: PeriodicOptions): PolicyFactory {
       triggered = false;
       seenUnschedulable = cluster.unschedulableCount;
       const started = clock.now();
-      const veryNew = opts.caTrigger && cluster.unschedulableCount > 0 && oldestPendingAge() < NEW_POD_BUFFER_MS;
+      const veryNew = opts.caTrigger && cluster.unschedulableCount > 0 && pendingAreNew();
       // The state is read at the start; the writes land `latency` later (scaleTo re-checks `from`).
       const planned = veryNew ? undefined : planScaleUp();
       if (latency > 0) await sleep(latency);

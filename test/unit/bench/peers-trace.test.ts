@@ -128,4 +128,14 @@ describe('bench:peers scenarios as simulator traces (issue 28 calibration)', () 
     expect(tuned.first).to.be.within(11 + 5, 11 + 5 + 1.5);
     expect(fast.first).to.be.within(11, 11 + 10);
   });
+
+  it('the calibrated periodic policy waits 30 s for GPU pods, as Cluster Autoscaler does (gpu-burst against small-burst)', async function () {
+    this.timeout(30_000);
+    const tuned = SIM_SETUPS.find((x) => x.name === 'ca-tuned')!;
+    const gpu = await simulate(scenario('gpu-burst'), tuned, 11);
+    const small = await simulate(scenario('small-burst'), tuned, 11);
+    // No loop scales while the oldest GPU pod is under 30 s old; then the boot.
+    expect(gpu.first).to.be.within(30 + 11, 30 + 11 + 6);
+    expect(small.first).to.be.below(30);
+  });
 });
