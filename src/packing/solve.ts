@@ -8,7 +8,7 @@ import { DevicePrice } from './device-price.js';
 import { PackingState } from './packing-state.js';
 import { toPlan } from './to-plan.js';
 import type { Plan } from './plan.js';
-import { type SolveOptions, betterPlan, compareBoot, emptyPlan } from './solve-options.js';
+import { type SolveOptions, betterPlan, compareBoot, emptyPlan, newNodeCount } from './solve-options.js';
 import type { SolverSnapshot } from './solver-snapshot.js';
 
 export type { SolveOptions, Solver } from './solve-options.js';
@@ -45,7 +45,10 @@ export function solve(snapshot: SolverSnapshot, options: SolveOptions = {}): Pla
   // are left over (max sizes or limits bind), the FFD baseline is tried as well and
   // the better plan kept, so Headroom never places fewer pods, or pays more, there.
   const pressure = plan.unschedulable.length > infeasible && snapshot.pendingPods.length <= FALLBACK_UNDER_PRESSURE;
-  if (pressure || snapshot.pendingPods.length <= FALLBACK_SMALL) {
+  // Every pod on nodes that exist: no plan can place more, add less or boot sooner
+  // (betterPlan), so the baseline is not run (most consolidation what-ifs end here).
+  const unbeatable = plan.unschedulable.length === 0 && newNodeCount(plan) === 0;
+  if (!unbeatable && (pressure || snapshot.pendingPods.length <= FALLBACK_SMALL)) {
     const base = ffd(snapshot, options);
     if (betterPlan(base, plan, snapshot.groups)) return base;
   }
