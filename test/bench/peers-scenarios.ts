@@ -45,6 +45,11 @@ export const SIZED_GROUPS: readonly PeerGroup[] = [
 /** One 8-cpu group per zone. */
 export const ZONAL_GROUPS: readonly PeerGroup[] = ['zone-a', 'zone-b', 'zone-c'].map((zone) => ({ name: `z-${zone.slice(-1)}`, cpu: 8, memoryGi: 32, maxSize: 10, zone }));
 
+/** A pod's container resources: its requests, and its GPUs as requests = limits (an extended resource). */
+export function podResources(cpu: string, memory: string, gpus = 0): { requests: Record<string, string>; limits?: Record<string, string> } {
+  return gpus > 0 ? { requests: { cpu, memory, [GPU_RESOURCE]: String(gpus) }, limits: { [GPU_RESOURCE]: String(gpus) } } : { requests: { cpu, memory } };
+}
+
 /** The three sizes and a two-GPU group, every one from zero. */
 export const GPU_GROUPS: readonly PeerGroup[] = [...SIZED_GROUPS, { name: 'gpu', cpu: 8, memoryGi: 64, maxSize: 4, gpus: 2 }];
 

@@ -21,7 +21,7 @@
 import { stringify } from 'yaml';
 import type { Trace } from '../../src/sim/trace.js';
 import { parseTrace } from '../../src/sim/trace-parse.js';
-import { GPU_RESOURCE, finalDelete, groupPrice, lastCreateAt, type PeerGroup, type Scenario } from './peers-scenarios.js';
+import { GPU_RESOURCE, finalDelete, podResources, groupPrice, lastCreateAt, type PeerGroup, type Scenario } from './peers-scenarios.js';
 
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** The label every pod of a set carries (the spread constraint selects on it). */
@@ -81,7 +81,7 @@ function template(set: string, cpu: string, memory: string, spreadZones = false,
   return {
     metadata: { labels: { [SET_LABEL]: set } },
     spec: {
-      containers: [{ name: 'c', resources: gpus > 0 ? { requests: { cpu, memory, [GPU_RESOURCE]: String(gpus) }, limits: { [GPU_RESOURCE]: String(gpus) } } : { requests: { cpu, memory } } }],
+      containers: [{ name: 'c', resources: podResources(cpu, memory, gpus) }],
       ...(spreadZones
         ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: ZONE_LABEL, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { [SET_LABEL]: set } } }] }
         : {}),

@@ -49,7 +49,7 @@ import { ManagedProcess } from '../harness/process.js';
 import { createMany } from './create-many.js';
 import { runMetrics, runsTable, summarize, summaryTable, type NodeRecord, type PodRecord, type RunResult } from './peers-metrics.js';
 import { parsePeersArgs, USAGE } from './peers-cli.js';
-import { BOOT_PROFILES, GPU_RESOURCE, SCENARIOS, WARM_UP_S, bootDelayMs, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type BootProfile, type PeerGroup, type Scenario, type Step } from './peers-scenarios.js';
+import { BOOT_PROFILES, GPU_RESOURCE, SCENARIOS, podResources, WARM_UP_S, bootDelayMs, finalDelete, groupPrice, lanes, lastCreateAt, runCapS, type BootProfile, type PeerGroup, type Scenario, type Step } from './peers-scenarios.js';
 import { SETUPS, caArgs, type Setup } from './peers-setups.js';
 
 const CLUSTER = 'bench';
@@ -222,9 +222,7 @@ const kubeProxy = (ns: string) => ({
 
 const podSpec = (cpu: string, memory: string, gpus = 0) => ({
   containers: [{
-    name: 'c', image: 'registry.k8s.io/pause:3.10',
-    // An extended resource is asked for with requests = limits.
-    resources: gpus > 0 ? { requests: { cpu, memory, [GPU_RESOURCE]: String(gpus) }, limits: { [GPU_RESOURCE]: String(gpus) } } : { requests: { cpu, memory } },
+    name: 'c', image: 'registry.k8s.io/pause:3.10', resources: podResources(cpu, memory, gpus),
   }],
   terminationGracePeriodSeconds: 0,
 });
