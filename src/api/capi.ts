@@ -198,6 +198,31 @@ export function isNodeGroupObject(obj: { apiVersion?: string; kind?: string }): 
   return NODE_GROUP_KINDS.includes(obj.kind as NodeGroupKind) && (obj.apiVersion ?? '').startsWith(`${CAPI_GROUP}/`);
 }
 
+/*
+ * parseNodeGroupObject / parseMachine once per object: the loops read every group and
+ * Machine on every pass (snapshot, provisioning failures, paused and rolling-out groups,
+ * scale-down options, boot times), and parsing them again was a measurable share of a
+ * pass. Sound because ClusterStateSource objects are immutable (a change is a new
+ * object); an invalid one throws again each time, so it is reported each time. The
+ * views are shared and must not be changed.
+ */
+const nodeGroupViews = new WeakMap<object, NodeGroupView>();
+const machineViews = new WeakMap<object, MachineView>();
+
+/** parseNodeGroupObject, remembered per object. */
+export function parseNodeGroupObjectOnce(obj: UnstructuredObject): NodeGroupView {
+  let v = nodeGroupViews.get(obj);
+  if (!v) nodeGroupViews.set(obj, (v = parseNodeGroupObject(obj)));
+  return v;
+}
+
+/** parseMachine, remembered per object. */
+export function parseMachineOnce(obj: UnstructuredObject): MachineView {
+  let v = machineViews.get(obj);
+  if (!v) machineViews.set(obj, (v = parseMachine(obj)));
+  return v;
+}
+
 /** Parses and validates a MachineDeployment / MachineSet / MachinePool. Throws ObjectValidationError. */
 export function parseNodeGroupObject(obj: UnstructuredObject): NodeGroupView {
   const kind = obj.kind as NodeGroupKind;

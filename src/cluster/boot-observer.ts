@@ -1,5 +1,5 @@
 import type { V1Node } from '@kubernetes/client-node';
-import { isNodeGroupObject, parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import { isNodeGroupObject, parseMachineOnce, parseNodeGroupObjectOnce, type MachineView, type NodeGroupView } from '../api/capi.js';
 import { mapNodesToGroups } from './node-machine-map.js';
 import type { ClusterObjects } from './objects.js';
 
@@ -41,7 +41,7 @@ export class BootObserver {
       const ts = m.metadata?.creationTimestamp;
       if (ts) createdAt.set(`${m.metadata?.namespace ?? ''}/${m.metadata?.name ?? ''}`, new Date(ts).getTime());
       try {
-        machines.push(parseMachine(m));
+        machines.push(parseMachineOnce(m));
       } catch {
         // an invalid Machine is reported by buildSnapshot; it is not timed here
       }
@@ -50,7 +50,7 @@ export class BootObserver {
     for (const g of objects.nodeGroups) {
       if (!isNodeGroupObject(g)) continue;
       try {
-        groups.push(parseNodeGroupObject(g));
+        groups.push(parseNodeGroupObjectOnce(g));
       } catch {
         // idem
       }

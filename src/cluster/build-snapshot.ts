@@ -3,7 +3,7 @@ import { autoscalingOptionProblems } from '../api/autoscaling-options.js';
 import { parseCapacityAnnotations, parseScalingBounds } from '../api/capacity-annotations.js';
 import { hasDisruptionTaint } from '../api/disruption-taint.js';
 import type { LogSubject } from '../api/log.js';
-import { parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import { parseMachineOnce, parseNodeGroupObjectOnce, type MachineView, type NodeGroupView } from '../api/capi.js';
 import { nodeSyncedLabels } from '../api/capi-node-labels.js';
 import {
   infrastructureObjectKey, infrastructureRefKey, parseInfrastructureTemplateCapacity, withInfrastructureTemplate,
@@ -70,7 +70,8 @@ export interface BuildSnapshotOptions {
 
 /*
  * Per-object memos of what depends on one object alone (shape validation, a pod's
- * SchedulingPod with its equivalence hash, a node's parsed allocatable and taints).
+ * SchedulingPod with its equivalence hash, a node's parsed allocatable and taints;
+ * Machine and group views are capi.ts's parse*Once).
  * A controller or the simulator rebuilds the snapshot every cycle from mostly the
  * same objects, and converting every pod again dominated that cost. Keyed by object
  * identity, which is sound because ClusterStateSource objects are immutable by
@@ -83,8 +84,6 @@ export interface BuildSnapshotOptions {
  */
 const validObjects = new WeakSet<KubernetesObject>();
 const parsedNodeMemo = new WeakMap<V1Node, { allocatable: Resources; taints: V1Taint[] }>();
-const machineViewMemo = new WeakMap<KubernetesObject, MachineView>();
-const nodeGroupViewMemo = new WeakMap<KubernetesObject, NodeGroupView>();
 /** null: the template reports no capacity. */
 const templateCapacityMemo = new WeakMap<KubernetesObject, InfrastructureTemplateCapacity | null>();
 
@@ -167,12 +166,12 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
   // CAPI objects.
   const views: NodeGroupView[] = [];
   for (const o of objects.nodeGroups) {
-    const v = memoized(nodeGroupViewMemo, o, guard, () => parseNodeGroupObject(o));
+    const v = guard(() => parseNodeGroupObjectOnce(o));
     if (v) views.push(v);
   }
   const machines: MachineView[] = [];
   for (const o of objects.machines) {
-    const m = memoized(machineViewMemo, o, guard, () => parseMachine(o));
+    const m = guard(() => parseMachineOnce(o));
     if (m) machines.push(m);
   }
   // Nodes that pass validation and whose quantities parse, before anything counts them.

@@ -62,6 +62,8 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
   const known = (id: string) => (byId.has(id) ? id : undefined);
 
   const groupOfMachine = new Map<string, string>();
+  /** The same by Machine object: the per-node lookups below build no key strings. */
+  const groupOfView = new Map<MachineView, string>();
   const machineByKey = new Map<string, MachineView>();
   const machineByProviderID = new Map<string, MachineView>();
   const machineByNodeName = new Map<string, MachineView>();
@@ -73,7 +75,10 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
     if (m.providerID) machineByProviderID.set(normalizeProviderID(m.providerID), m);
     if (m.nodeName) machineByNodeName.set(m.nodeName, m);
     const g = groupOfMachineView(m, setGroup);
-    if (g) groupOfMachine.set(key, g);
+    if (g) {
+      groupOfMachine.set(key, g);
+      groupOfView.set(m, g);
+    }
   }
 
   const poolByProviderID = new Map<string, string>();
@@ -102,7 +107,7 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
     let group: string | undefined;
     if (machine) {
       machineOfNode.set(name, machine);
-      group = groupOfMachine.get(`${machine.namespace}/${machine.name}`);
+      group = groupOfView.get(machine);
     }
     group ??= (pid ? poolByProviderID.get(pid) : undefined) ?? poolByNodeName.get(name) ?? groupFromNodeAnnotations(ann, setGroup, known);
     if (!group) continue;
@@ -118,7 +123,7 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
   const claimed = new Set<MachineView>(machineOfNode.values());
   for (const m of machines) {
     if (m.deleting || claimed.has(m) || (m.nodeName && nodeNames.has(m.nodeName))) continue;
-    const g = groupOfMachine.get(`${m.namespace}/${m.name}`);
+    const g = groupOfView.get(m);
     if (!g) continue;
     let list = pendingMachinesOfGroup.get(g);
     if (!list) pendingMachinesOfGroup.set(g, (list = []));

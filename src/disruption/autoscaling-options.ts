@@ -1,4 +1,4 @@
-import { parseNodeGroupObject } from '../api/capi.js';
+import { parseNodeGroupObjectOnce } from '../api/capi.js';
 import type { NodePoolDisruption } from '../api/nodepool.js';
 import type { ClusterObjects } from '../cluster/objects.js';
 import { resolveMachineSetGroup } from '../cluster/node-machine-map.js';
@@ -57,7 +57,7 @@ export function scaleDownOptionsByGroup(objects: Pick<ClusterObjects, 'nodeGroup
   for (const o of objects.nodeGroups) {
     let view;
     try {
-      view = parseNodeGroupObject(o);
+      view = parseNodeGroupObjectOnce(o);
     } catch {
       continue; // reported by buildSnapshot
     }

@@ -1,4 +1,4 @@
-import { parseNodeGroupObject, type NodeGroupView } from '../api/capi.js';
+import { parseNodeGroupObjectOnce, type NodeGroupView } from '../api/capi.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import { resolveMachineSetGroup } from '../cluster/node-machine-map.js';
 
@@ -40,7 +40,7 @@ export function rollingOutGroups(nodeGroups: readonly UnstructuredObject[]): Map
   for (const o of nodeGroups) {
     let view: NodeGroupView;
     try {
-      view = parseNodeGroupObject(o);
+      view = parseNodeGroupObjectOnce(o);
     } catch {
       continue; // reported by buildSnapshot
     }

@@ -1,6 +1,6 @@
 import { parseOptionDuration } from '../api/autoscaling-options.js';
 import type { V1Node } from '@kubernetes/client-node';
-import { PAUSED_ANNOTATION, parseMachine, parseNodeGroupObject, type MachineView, type NodeGroupView } from '../api/capi.js';
+import { PAUSED_ANNOTATION, parseMachineOnce, parseNodeGroupObjectOnce, type MachineView, type NodeGroupView } from '../api/capi.js';
 import { NODEPOOL_LABEL, parseNodePoolOnce } from '../api/nodepool.js';
 import type { UnstructuredObject } from '../api/unstructured-object.js';
 import type { ClusterObjects } from '../cluster/objects.js';
@@ -76,13 +76,13 @@ function provisionChecks(objects: ClusterObjects, defaultMaxProvisionMs: number)
   const groups: NodeGroupView[] = [];
   for (const o of objects.nodeGroups) {
     try {
-      groups.push(parseNodeGroupObject(o));
+      groups.push(parseNodeGroupObjectOnce(o));
     } catch { /* reported by buildSnapshot */ }
   }
   const machines: Array<{ obj: UnstructuredObject; view: MachineView }> = [];
   for (const o of objects.machines) {
     try {
-      machines.push({ obj: o, view: parseMachine(o) });
+      machines.push({ obj: o, view: parseMachineOnce(o) });
     } catch { /* reported by buildSnapshot */ }
   }
   const map = mapNodesToGroups(objects.nodes, machines.map((m) => m.view), groups);
@@ -200,7 +200,7 @@ export function pausedGroups(objects: ClusterObjects): Map<string, string> {
   for (const o of objects.nodeGroups) {
     let view: NodeGroupView;
     try {
-      view = parseNodeGroupObject(o);
+      view = parseNodeGroupObjectOnce(o);
     } catch {
       continue;
     }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isNodeGroupObject, parseMachine, parseNodeGroupObject } from '../../../src/api/capi.js';
+import { isNodeGroupObject, parseMachine, parseMachineOnce, parseNodeGroupObject, parseNodeGroupObjectOnce } from '../../../src/api/capi.js';
 import { ObjectValidationError } from '../../../src/api/validation-error.js';
 
 describe('CAPI views', () => {
@@ -91,5 +91,21 @@ describe('CAPI views', () => {
     });
     expect(m2).to.include({ nodeName: 'n2', failureDomain: 'zone-b', deleting: true, markedForDeletion: false });
     expect(m2.providerID).to.equal(undefined);
+  });
+
+  it('parses each object once: the same object gives the same view, a new object a new one, a bad one throws every time', () => {
+    const obj = md('cluster.x-k8s.io/v1beta2');
+    const view = parseNodeGroupObjectOnce(obj);
+    expect(view).to.deep.equal(parseNodeGroupObject(obj));
+    expect(parseNodeGroupObjectOnce(obj)).to.equal(view);
+    const changed = md('cluster.x-k8s.io/v1beta2', { replicas: 5 });
+    expect(parseNodeGroupObjectOnce(changed).replicas).to.equal(5);
+    const bad = md('cluster.x-k8s.io/v1beta2', { replicas: -1 });
+    for (let i = 0; i < 2; i++) expect(() => parseNodeGroupObjectOnce(bad)).to.throw(ObjectValidationError, /spec.replicas/);
+    const machine = { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Machine', metadata: { name: 'm' }, spec: { clusterName: 'c' } };
+    expect(parseMachineOnce(machine)).to.equal(parseMachineOnce(machine));
+    expect(parseMachineOnce(machine)).to.deep.equal(parseMachine(machine));
+    const badMachine = { apiVersion: 'cluster.x-k8s.io/v1alpha3', kind: 'Machine', metadata: { name: 'm' } };
+    for (let i = 0; i < 2; i++) expect(() => parseMachineOnce(badMachine)).to.throw(ObjectValidationError);
   });
 });
