@@ -288,8 +288,8 @@ export class Disruptor {
     return this.opts.maxExpiredPerPass > 0 && expiryConfigured(settings.all);
   }
 
-  private consolidationDue(settings: PassSettings, objects: ClusterObjects, now: number): boolean {
-    return this.consolidation.due(settings, objects.nodes, this.settled.settledSince(), now);
+  private consolidationDue(settings: PassSettings, objects: ClusterObjects, now: number, predicted: readonly SchedulingPod[] | undefined): boolean {
+    return this.consolidation.due(settings, objects.nodes, this.settled.settledSince(), now, predicted);
   }
 
   /**
@@ -297,8 +297,8 @@ export class Disruptor {
    * pool sets expireAfter), no standalone Machine has drifted from its pool's template
    * (`templates`, the last snapshot's), and no node has been empty for the shortest consolidateAfter.
    */
-  private mayRemove(settings: PassSettings, templates: Readonly<Record<string, PoolTemplate>>, now: number, objects: ClusterObjects): boolean {
-    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now) || driftedMachines(templates, objects.machines).size > 0) return true;
+  private mayRemove(settings: PassSettings, templates: Readonly<Record<string, PoolTemplate>>, now: number, objects: ClusterObjects, predicted: readonly SchedulingPod[] | undefined): boolean {
+    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now, predicted) || driftedMachines(templates, objects.machines).size > 0) return true;
     const after = shortestConsolidateAfter(settings.all);
     for (const since of this.empty.emptySince().values()) if (now - since >= after) return true;
     return false;
@@ -327,9 +327,10 @@ export class Disruptor {
     // The settings are the last snapshot's while the NodePools are the same objects.
     const last = this.lastSettings;
     const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last : undefined;
-    if (orphans.length === 0 && known && !this.mayRemove(known.settings, known.templates, now, objects) && !this.replacements.oldNodes().size) return done();
-    // Only a non-empty list: any list turns off the builder's reuse of the last snapshot.
+    // Predicted pods first: room one no longer needs is a reason to look again (consolidation-due.ts).
     const predicted = this.opts.extraPendingPods?.(objects);
+    if (orphans.length === 0 && known && !this.mayRemove(known.settings, known.templates, now, objects, predicted) && !this.replacements.oldNodes().size) return done();
+    // Only a non-empty list: any list turns off the builder's reuse of the last snapshot.
     // Standalone Machines (NodePools with a machineTemplate) are groups too: removed by a delete.
     const snapshot = withStandalonePools(this.snapshots.build(objects, {
       strict: false,
@@ -390,7 +391,7 @@ export class Disruptor {
     if (!replacing && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
     const settledCapacity = now - this.lastAddingAt >= this.opts.consolidationDelayAfterAddMs;
     // One consolidation at a time, as Karpenter: not while other removals of ours are under way.
-    if (removals.length === 0 && settledCapacity && !this.underWay.anyRemoving() && !replacing && this.opts.consolidation && this.consolidationDue(settings, objects, now)) {
+    if (removals.length === 0 && settledCapacity && !this.underWay.anyRemoving() && !replacing && this.opts.consolidation && this.consolidationDue(settings, objects, now, predicted)) {
       const admissible = this.deps.admissible?.(objects);
       const consolidated = await decideConsolidation({
         snapshot, settingsOf, settledSince: this.settled.settledSince(), now, allowance, solve: this.deps.solve, keep,
@@ -398,7 +399,7 @@ export class Disruptor {
       });
       report.kept.push(...consolidated.skipped);
       const first = consolidated.remove[0];
-      if (!first) this.consolidation.foundNothing(objects.nodes, now);
+      if (!first) this.consolidation.foundNothing(objects.nodes, now, predicted);
       else if (first.replacement) {
         const names = consolidated.remove.map((r) => r.node).join(', ');
         const reason = `Underutilized: ${names} replaced by one cheaper ${first.replacement.group.id} node (score ${first.score?.toFixed(2)})`;

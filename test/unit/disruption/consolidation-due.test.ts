@@ -28,4 +28,21 @@ describe('ConsolidationDue', () => {
     // A new nodes list (the state changed): due at once.
     expect(due.due(settings(), [], settled, 500_000)).to.equal(true);
   });
+
+  it('looks again when a predicted pod it kept room for is gone, not when one is added (issue 24: a forecast\'s spare that falls frees room)', () => {
+    const due = new ConsolidationDue(true);
+    const nodes: unknown[] = [];
+    const pods = (...names: string[]) => names.map((n) => ({ key: `default/${n}` }));
+    due.foundNothing(nodes, 100_000, pods('predicted-deployment-web-0', 'predicted-deployment-web-1'));
+    // The same kept pods (a new list), or more: nothing the last look did not see could be freed.
+    expect(due.due(settings(), nodes, new Map(), 200_000, pods('predicted-deployment-web-0', 'predicted-deployment-web-1'))).to.equal(false);
+    expect(due.due(settings(), nodes, new Map(), 200_000, pods('predicted-deployment-web-0', 'predicted-deployment-web-1', 'predicted-deployment-web-2'))).to.equal(false);
+    // One fewer, or another workload's in its place: the room it kept may go.
+    expect(due.due(settings(), nodes, new Map(), 200_000, pods('predicted-deployment-web-0'))).to.equal(true);
+    expect(due.due(settings(), nodes, new Map(), 200_000, pods('predicted-deployment-web-0', 'predicted-deployment-api-0'))).to.equal(true);
+    expect(due.due(settings(), nodes, new Map(), 200_000)).to.equal(true);
+    // Nothing kept when it found nothing: no predicted pod can be gone.
+    due.foundNothing(nodes, 300_000);
+    expect(due.due(settings(), nodes, new Map(), 400_000)).to.equal(false);
+  });
 });
