@@ -105,10 +105,12 @@ export interface DisruptorOptions {
   /** A cheaper replacement not Ready after this long is given up (its old nodes kept). Default 15 min. */
   replaceTimeoutMs?: number;
   /**
-   * No underutilisation consolidation while capacity is being added, nor for this long
-   * after the last added node became Ready: capacity just needed is not taken away
-   * again at once (the role of Cluster Autoscaler's scale-down-delay-after-add and of
-   * the HPA's scale-down stabilization window). Default 5 min; 0 turns it off.
+   * No underutilisation consolidation while capacity is being added for demand (pods
+   * that wait, a rise the forecast acts on), nor for this long after: capacity just
+   * needed is not taken away again at once (the role of Cluster Autoscaler's
+   * scale-down-delay-after-add and of the HPA's scale-down stabilization window).
+   * Capacity added for spare alone is kept by its predicted pods instead. Default 5 min;
+   * 0 turns it off.
    */
   consolidationDelayAfterAddMs?: number;
 }
@@ -387,8 +389,13 @@ export class Disruptor {
       }
     }
     // In-flight replacements of our own do not count: they are capacity we are swapping, not adding.
+    // Nor does capacity added while only spare is pending (the forecast's jitter margin, a
+    // CapacityBuffer): the predicted pods that asked for it keep it for as long as they are
+    // wanted, inside every what-if (spare.ts's keep window). The delay guards capacity
+    // added for demand: pods that wait, or a rise the forecast acts on.
     const replacing = this.replacements.oldNodes().size > 0;
-    if (!replacing && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
+    const forDemand = snapshot.pendingPods.some((p) => !p.predicted || p.predictedDemand);
+    if (!replacing && forDemand && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
     const settledCapacity = now - this.lastAddingAt >= this.opts.consolidationDelayAfterAddMs;
     // One consolidation at a time, as Karpenter: not while other removals of ours are under way.
     if (removals.length === 0 && settledCapacity && !this.underWay.anyRemoving() && !replacing && this.opts.consolidation && this.consolidationDue(settings, objects, now, predicted)) {

@@ -292,7 +292,7 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
       const n = Math.max(0, Math.min(want, byNodes, byCost));
       nodesLeft -= n * share;
       costLeft -= n * share * price;
-      pods.push(...predictedPods(c.key, c.template!, n));
+      pods.push(...predictedPods(c.key, c.template!, n, reason === 'predicted'));
       decide(c, n < c.excess && reason === 'predicted' ? 'capped' : reason, n, n * share, n * share * price);
     };
     for (const c of rises) {

@@ -59,8 +59,8 @@ export function unitOf(pod: SchedulingPod, pool: PredictionPool): { group: Predi
   return best;
 }
 
-/** `count` predicted pods copying `template`, named after the workload. */
-export function predictedPods(workloadKey: string, template: SchedulingPod, count: number): SchedulingPod[] {
+/** `count` predicted pods copying `template`, named after the workload; `demand`: they stand for a rise on its way, not spare. */
+export function predictedPods(workloadKey: string, template: SchedulingPod, count: number, demand = false): SchedulingPod[] {
   const [kind = '', ns = template.namespace, name = ''] = workloadKey.split('/');
   const base = `predicted-${kind.toLowerCase()}-${name}`;
   const out: SchedulingPod[] = [];
@@ -70,6 +70,7 @@ export function predictedPods(workloadKey: string, template: SchedulingPod, coun
     out.push({
       ...shape, key: `${ns}/${podName}`, namespace: ns, name: podName, uid: `${workloadKey}#${i}`,
       equivalenceKey: `Prediction/${workloadKey}`, priority: PREDICTED_POD_PRIORITY, predicted: true, claims: [],
+      ...(demand ? { predictedDemand: true } : {}),
     });
   }
   return out;

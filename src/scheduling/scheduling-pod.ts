@@ -42,6 +42,13 @@ export interface SchedulingPod {
   deletionCost?: number;
   /** True for pods that do not exist yet (forecasts, CapacityBuffers). */
   predicted?: boolean;
+  /**
+   * For predicted pods: true when they stand for demand on its way (a rise the forecast
+   * acts on, a known CronJob run, an HPA's desired replicas), not for spare (the
+   * forecast's jitter margin, a CapacityBuffer). Capacity added for them is guarded as
+   * capacity added for waiting pods is (the Disruptor's delay after add).
+   */
+  predictedDemand?: boolean;
 }
 
 /** One entry of a pod's spec.resourceClaims. */

@@ -15,6 +15,8 @@ import { ManualClock } from '../provisioning/manual-clock.js';
 import { NODEPOOL_HASH_ANNOTATION, nodePoolTemplateHash } from '../../../src/api/nodepool-hash.js';
 import { parseNodePool } from '../../../src/api/nodepool.js';
 import type { Log, LogSubject } from '../../../src/api/log.js';
+import type { SchedulingPod } from '../../../src/scheduling/scheduling-pod.js';
+import { pod as schedulingPod } from '../packing/snapshot-builders.js';
 
 /**
  * The Disruptor's shell on a fixed, in-memory state (as a stale informer cache would
@@ -522,6 +524,48 @@ describe('Disruptor', () => {
         }
         expect(actuator.deletes, `threshold ${threshold}`).to.have.length(removed);
       }
+    });
+  });
+
+  describe('the delay after add guards capacity added for demand, not capacity added for spare (issue 24)', () => {
+    /** md's 3 nodes each run one 1-cpu ReplicaSet pod of 4 cpu (underutilised at a 0.5 threshold), and a fourth Machine is booting. */
+    const booting = () => {
+      const objs = cluster(ONE_AT_A_TIME);
+      objs.nodeGroups[0]!.metadata!.annotations!['cluster.x-k8s.io/autoscaling-options-scaledownutilizationthreshold'] = '0.5';
+      objs.nodeGroups[0]!.spec = { ...objs.nodeGroups[0]!.spec, replicas: 4 };
+      objs.pods = [bound('web', 'n-0', 'ReplicaSet'), bound('api', 'n-1', 'ReplicaSet'), bound('job', 'n-2', 'ReplicaSet')];
+      objs.machines = [...objs.machines, machine(NS, 'm-3', { kind: 'MachineDeployment', name: 'md', uid: 'uid-md' })];
+      return objs;
+    };
+    /** One predicted pod of the web workload: spare, or demand on its way. */
+    const predicted = (demand: boolean): SchedulingPod[] => [{
+      ...schedulingPod('predicted-web-0', { owner: 'web', cpu: '500m', memory: '64Mi' }), predicted: true, ...(demand ? { predictedDemand: true } : {}),
+    }];
+    const passes = async (d: Disruptor, clock: ManualClock, n: number) => {
+      for (let i = 0; i < n; i++) {
+        await clock.advance(10_000);
+        await d.pass();
+      }
+    };
+
+    it('while a node boots for spare alone (a jitter margin, a CapacityBuffer), underutilised nodes are consolidated', async () => {
+      const { d, clock, actuator } = disruptor(booting(), new RecordingActuator(), { extraPendingPods: () => predicted(false) });
+      await passes(d, clock, 6);
+      expect(actuator.deletes).to.have.length(1);
+    });
+
+    it('while a node boots for a rise the forecast acts on, nothing is consolidated, nor for 5 minutes after it stops booting', async () => {
+      const objs = booting();
+      const { d, clock, actuator, state } = disruptor(objs, new RecordingActuator(), { extraPendingPods: () => predicted(true) });
+      await passes(d, clock, 6);
+      expect(actuator.deletes).to.deep.equal([]);
+      // The Machine is gone and the group back at 3 (it never came up): nothing is being added any more.
+      const [md] = objs.nodeGroups;
+      state.objs = { ...objs, nodeGroups: [{ ...md!, spec: { ...md!.spec, replicas: 3 } }], machines: objs.machines.filter((m) => m.metadata?.name !== 'm-3') };
+      await passes(d, clock, 29);
+      expect(actuator.deletes, 'within 5 min of the last add').to.deep.equal([]);
+      await passes(d, clock, 2);
+      expect(actuator.deletes).to.have.length(1);
     });
   });
 

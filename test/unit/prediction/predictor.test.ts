@@ -43,6 +43,8 @@ describe('prediction/predictor', () => {
     expect(out.pods.length).to.be.greaterThan(8); // ~4/min over a 3-minute horizon plus margin
     for (const p of out.pods) {
       expect(p.predicted).to.equal(true);
+      // Demand on its way, not spare: the Disruptor's delay after add guards what is added for it.
+      expect(p.predictedDemand).to.equal(true);
       expect(p.priority).to.equal(PREDICTED_POD_PRIORITY);
       expect(p.requests.cpu).to.equal(500);
       expect(p.nodeName).to.equal(undefined);
@@ -127,6 +129,7 @@ describe('prediction/predictor', () => {
       const held: number[] = [];
       const kept: number[] = [];
       const reasons = new Set<string>();
+      let demandPods = 0;
       for (let t = T0; t <= T0 + 240 * MIN; t += 15_000) {
         const out = evaluatePrediction(s, { now: t, workloads: [{ key: 'Deployment/default/web', count: 300 + jitter(), template, optOut: false }], pools: [pool(settings)], spare });
         s = out.state;
@@ -135,14 +138,18 @@ describe('prediction/predictor', () => {
           kept.push(out.keepPods.length);
         }
         for (const d of out.decisions) reasons.add(d.reason);
+        demandPods += [...out.pods, ...out.keepPods].filter((p) => p.predictedDemand).length;
       }
-      return { held, kept, reasons };
+      return { held, kept, reasons, demandPods };
     };
     const off = flat(false);
     expect(off.held.every((n) => n === 0)).to.equal(true);
     expect(off.reasons.has('predicted')).to.equal(false);
     const on = flat(true, { maxSparePercent: 10 });
     expect(on.reasons.has('predicted')).to.equal(false);
+    // Spare, not demand: what is added for it does not hold consolidation back (the Disruptor's delay after add).
+    expect(on.held.some((n) => n > 0)).to.equal(true);
+    expect(on.demandPods).to.equal(0);
     // Jitter of +-15 around 300: spare above the recent level costs at most 10% of ~315 pods; a
     // dip (at most 30 below the recent peak) comes back and is held on top, uncharged.
     const mean = on.held.reduce((a, n) => a + n, 0) / on.held.length;
