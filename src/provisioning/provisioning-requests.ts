@@ -108,7 +108,7 @@ function requestPods(view: ProvisioningRequestView, tpl: Map<string, V1PodTempla
     try {
       out.push(...templatePods({
         template: t, namespace: view.namespace, baseName: `provreq-${view.name}-${i}`, uid: `${view.uid}-${i}`, count: ps.count - skipHere,
-        owner: `ProvisioningRequest/${view.namespace}/${view.name}`, priority: REQUEST_PRIORITY, offset: skipHere,
+        owner: `ProvisioningRequest/${view.namespace}/${view.name}`, priority: REQUEST_PRIORITY, offset: skipHere, demand: true,
       }));
     } catch (err) {
       return `podSets[${i}]: PodTemplate ${view.namespace}/${ps.podTemplateRef.name}: ${(err as Error).message}`;

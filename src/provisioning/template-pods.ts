@@ -21,6 +21,8 @@ export interface TemplatePodsSpec {
   priority?: number;
   /** First index (to name a podSet's pods after the previous ones). */
   offset?: number;
+  /** They stand for pods on their way (a ProvisioningRequest's), not spare (a CapacityBuffer's): SchedulingPod.predictedDemand. */
+  demand?: boolean;
 }
 
 export function templatePods(s: TemplatePodsSpec): SchedulingPod[] {
@@ -38,6 +40,7 @@ export function templatePods(s: TemplatePodsSpec): SchedulingPod[] {
     out.push({
       ...proto, key: `${s.namespace}/${name}`, name, uid: `${s.uid}-${i}`, predicted: true, equivalenceKey: s.owner, owner: s.owner,
       ...(s.priority !== undefined ? { priority: s.priority } : {}),
+      ...(s.demand ? { predictedDemand: true } : {}),
     });
   }
   return out;

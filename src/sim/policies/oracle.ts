@@ -143,7 +143,7 @@ function futurePodsOf(future: FutureDemand): (from: number, to: number) => Sched
       if (have.length < n) {
         have.push(...templatePods({
           template: w.template, namespace: w.namespace, baseName: `oracle-${w.name}`, uid: `oracle-${w.namespace}-${w.name}`,
-          count: n - have.length, owner: `Oracle/${w.namespace}/${w.name}`, offset: have.length,
+          count: n - have.length, owner: `Oracle/${w.namespace}/${w.name}`, offset: have.length, demand: true,
         }));
       }
       for (let k = 0; k < n; k++) out.push(have[k]!);

@@ -36,6 +36,8 @@ describe('CapacityBuffers resolved into chunks', () => {
       expect(p).to.deep.include({ predicted: true, namespace: 'ns', equivalenceKey: 'CapacityBuffer/ns/b', owner: 'CapacityBuffer/ns/b', priority: BUFFER_PRIORITY });
       expect(p.requests).to.include({ cpu: 1000, memory: 2 ** 30 });
       expect(p.labels).to.deep.equal({ app: 'buffer' });
+      // Spare, not demand on its way: capacity added for a buffer does not hold consolidation back.
+      expect(p.predictedDemand).to.equal(undefined);
     }
     expect(new Set(pods.map((p) => p.key)).size).to.equal(3);
     expect(byName(objects).get('b')).to.include({ replicas: 3, podTemplateName: 'shape' });
