@@ -218,8 +218,13 @@ export function evaluatePrediction(state: PredictionState, input: PredictionInpu
       targets.set(c.key, {
         current: c.forecast.current,
         // A dip within the jitter band comes back; a fall beyond it is real, and keeping
-        // capacity for it would be spare like any other, so the budget bounds it.
-        level: Math.max(c.forecast.current, Math.min(m ? recentMax(m, keepHoldMs) : 0, c.forecast.current + c.forecast.noise)),
+        // capacity for it would be spare like any other, so the budget bounds it. The band
+        // is around the forecast's point (pods now when higher), not one sample: on heavy
+        // jitter one low sample is often more than a band down, and judged against itself
+        // it turned the workload's level into budgeted spare, so consolidation removed the
+        // nodes the next upswing needed (churn, and waits on a flat service). A real fall
+        // moves the point.
+        level: Math.max(c.forecast.current, Math.min(m ? recentMax(m, keepHoldMs) : 0, Math.max(c.forecast.current, c.forecast.point) + c.forecast.noise)),
         provision: heldTarget(held, now, holdMs),
         keep: heldTarget(held, now, Math.max(holdMs, keepHoldMs)),
       });

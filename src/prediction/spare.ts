@@ -20,7 +20,8 @@
  *   not added and removed on every wiggle, and nothing the forecast needs within the
  *   boot horizon plus consolidateAfter is consolidated away;
  * - what the targets add above the workload's `level` (pods now, or the most it had in
- *   the keep window when that is within one noise band: a dip that comes back) costs at
+ *   the keep window when that is within one noise band of the forecast's point: a dip
+ *   that comes back; judged against the forecast, not one low sample) costs at
  *   most `maxSparePercent` of what the levels cost, shared in proportion when over
  *   (spareWithin). The budget comes from the levels, not the current counts, so it does
  *   not move with the jitter. A real rise, a known CronJob run or an HPA's desired

@@ -162,6 +162,35 @@ describe('prediction/predictor', () => {
     expect(Math.max(...tight.held)).to.be.at.most(Math.max(...on.held));
   });
 
+  it('judges a dip against the forecast, not one sample: heavy jitter keeps capacity for its level; a real fall does not', () => {
+    // A flat 200 with jitter of +-30 (the held-out "heavy jitter" kind), then one sample 45 below.
+    let seed = 777;
+    const jitter = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.round((seed / 2 ** 31 - 0.5) * 60);
+    };
+    const template = toSchedulingPod(pod('500m'));
+    const step = (s: PredictionState, t: number, count: number) =>
+      evaluatePrediction(s, { now: t, workloads: [{ key: 'Deployment/default/web', count, template, optOut: false }], pools: [pool({ maxSparePercent: 10 })] });
+    let s = emptyPredictionState();
+    let t = T0;
+    for (; t < T0 + 120 * MIN; t += 15_000) s = step(s, t, 200 + jitter()).state;
+    // One sample far below: the Disruptor still keeps room for the level the forecast sees
+    // (the old rule judged the dip against the sample itself, charged the rest to the spare
+    // budget and kept room for 203 pods of the ~220 the workload runs at).
+    const dip = step(s, t, 155);
+    expect(dip.decisions[0]!.forecast.point).to.be.greaterThan(200);
+    expect(dip.keepPods.length + 155).to.be.at.least(dip.decisions[0]!.forecast.point);
+    // A real fall to 100 that lasts: once the forecast has followed it, only spare is kept.
+    let fell = s;
+    let out = dip;
+    for (let u = t; u < t + 40 * MIN; u += 15_000) {
+      out = step(fell, u, 100);
+      fell = out.state;
+    }
+    expect(out.keepPods.length).to.be.at.most(Math.ceil(0.1 * 100 * 1.5));
+  });
+
   it('prepares for a CronJob run one horizon ahead and stops once the run started', () => {
     const template = toSchedulingPod(pod('1'));
     const cron = (nextRun: number): CronJobSignal => ({ key: 'CronJob/default/batch', nextRun, pods: 30, template, optOut: false });
