@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the cases mutate free-form YAML data */
+import { readFileSync, readdirSync } from 'node:fs';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { ALL_BUILTIN_TRACES, loadBuiltinTrace } from '../../../src/sim/builtin.js';
@@ -62,6 +63,17 @@ describe('sim trace parsing', () => {
       expect(t.name).to.equal(name);
       expect(t.workloads.length).to.be.greaterThan(0);
       expect(t.nodeGroups.length).to.be.greaterThan(0);
+    }
+  });
+
+  it('parses the check traces docs/simulation.md runs (docs/checks/traces)', () => {
+    const dir = new URL('../../../docs/checks/traces/', import.meta.url);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    expect(files.length).to.be.at.least(4);
+    for (const f of files) {
+      const t = parseTrace(readFileSync(new URL(f, dir), 'utf8'), f);
+      expect(t.name).to.equal(`check-${f.replace(/\.yaml$/, '')}`);
+      expect(t.workloads.length).to.be.greaterThan(0);
     }
   });
 
