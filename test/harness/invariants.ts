@@ -9,7 +9,14 @@
  *  - no node is removed while its pods have nowhere to go: the first time a node is
  *    marked for removal (Headroom's disruption taint, cordon, deletionTimestamp, or
  *    gone), its running pods (DaemonSet pods aside) must fit, by cpu and memory
- *    requests, on the other Ready, schedulable nodes (first fit decreasing);
+ *    requests, on the other Ready, schedulable nodes (first fit decreasing). When they
+ *    do not, the node is a suspect, not yet a violation: the Disruptor taints first and
+ *    re-checks on a fresh read (ADR 0081), so a pod bound just before the taint is found
+ *    there and the taint is taken back. A suspect whose mark goes while the node and
+ *    every one of those pods stay is `withdrawn` (nothing was removed, nothing evicted);
+ *    one whose node is deleted, or whose pod goes while it is marked, or that is still
+ *    marked when the violations are read, is a violation. A withdrawn suspect is judged
+ *    again when it is marked again;
  * and on request:
  *  - `allPodsRunning()`: every pending pod ends Running (the test only creates pods
  *    that can fit).
@@ -95,8 +102,18 @@ export function fitsElsewhere(pods: readonly Need[], free: Need[]): boolean {
   return true;
 }
 
+interface Suspect {
+  /** The violation it becomes. */
+  what: string;
+  /** The pods that had nowhere to go, by uid. */
+  pods: ReadonlySet<string>;
+}
+
 export class InvariantChecker {
-  readonly violations: string[] = [];
+  private readonly found: string[] = [];
+  /** Marks taken back while the node and its pods stayed (the taint, re-check, untaint protocol). */
+  readonly withdrawn: Array<{ node: string; pods: number; at: number }> = [];
+  private readonly suspects = new Map<string, Suspect>();
   /** Group name -> the most replicas seen. */
   readonly peakReplicas = new Map<string, number>();
   /** Nodes seen marked for removal, with how (the scale-down record). */
@@ -130,6 +147,7 @@ export class InvariantChecker {
     const c = new InvariantChecker(opts);
     for (const g of c.groups) g.onChange(() => c.checkGroups());
     c.nodes.onChange((ch) => c.checkNodes(ch.type === 'DELETED' ? (ch.object as V1Node | undefined) : undefined));
+    c.pods.onChange(() => { if (c.suspects.size > 0) c.settleSuspects(); });
     const all = [...c.groups, c.pods, c.nodes];
     for (const i of all) i.start();
     await Promise.all(all.map((i) => i.waitForSync(60_000)));
@@ -138,8 +156,13 @@ export class InvariantChecker {
     return c;
   }
 
+  /** Every violation so far; a suspect still marked counts (nothing took it back). */
+  get violations(): string[] {
+    return [...this.found, ...[...this.suspects.values()].map((x) => x.what).filter((w) => !this.found.includes(w))];
+  }
+
   private violate(what: string): void {
-    if (!this.violations.includes(what)) this.violations.push(what);
+    if (!this.found.includes(what)) this.found.push(what);
   }
 
   private checkGroups(): void {
@@ -166,7 +189,30 @@ export class InvariantChecker {
     }
   }
 
+  private activePodsOn(name: string): V1Pod[] {
+    return this.pods.list().filter((p) => p.spec?.nodeName === name && isActive(p) && !isDaemonSetPod(p));
+  }
+
+  /** Suspects settle: withdrawn when the mark went and the node and its pods stayed; a violation when the node or one of those pods went. */
+  private settleSuspects(deleted?: V1Node): void {
+    for (const [name, suspect] of this.suspects) {
+      const node = this.nodes.get(undefined, name);
+      const gone = deleted?.metadata?.name === name || !node || Boolean(node.metadata?.deletionTimestamp);
+      const onNode = new Set(this.activePodsOn(name).map((p) => p.metadata?.uid ?? ''));
+      const podGone = [...suspect.pods].some((uid) => !onNode.has(uid));
+      if (gone || podGone) {
+        this.suspects.delete(name);
+        this.violate(suspect.what);
+      } else if (!markedForRemoval(node)) {
+        this.suspects.delete(name);
+        this.judged.delete(name);
+        this.withdrawn.push({ node: name, pods: suspect.pods.size, at: Date.now() });
+      }
+    }
+  }
+
   private checkNodes(deleted?: V1Node): void {
+    this.settleSuspects(deleted);
     const nodes = this.nodes.list();
     this.peakNodes = Math.max(this.peakNodes, nodes.length);
     const candidates: Array<{ node: V1Node; how: string }> = [];
@@ -179,7 +225,7 @@ export class InvariantChecker {
       const name = node.metadata?.name ?? '';
       if (this.judged.has(name)) continue;
       this.judged.add(name);
-      const pods = this.pods.list().filter((p) => p.spec?.nodeName === name && isActive(p) && !isDaemonSetPod(p));
+      const pods = this.activePodsOn(name);
       this.removals.push({ node: name, how, pods: pods.length, at: Date.now() });
       if (pods.length === 0) continue;
       const free = nodes
@@ -193,7 +239,9 @@ export class InvariantChecker {
           };
         });
       if (!fitsElsewhere(pods.map(requests), free)) {
-        this.violate(`node ${name} removed (${how}) while its ${pods.length} pod(s) had nowhere to go`);
+        const what = `node ${name} removed (${how}) while its ${pods.length} pod(s) had nowhere to go`;
+        if (how === 'deleting' || how === 'deleted') this.violate(what);
+        else this.suspects.set(name, { what, pods: new Set(pods.map((p) => p.metadata?.uid ?? '')) });
       }
     }
   }
