@@ -102,6 +102,18 @@ export function fitsElsewhere(pods: readonly Need[], free: Need[]): boolean {
   return true;
 }
 
+/**
+ * What became of a suspect (a node marked while `pods` had nowhere to go), given the node
+ * as it is now (undefined: gone) and the uids of the active pods on it: a violation when
+ * the node or one of those pods went, withdrawn when the mark went while they stayed, and
+ * still marked otherwise.
+ */
+export function suspectOutcome(pods: ReadonlySet<string>, node: V1Node | undefined, activeOnNode: ReadonlySet<string>): 'violation' | 'withdrawn' | 'marked' {
+  if (!node || node.metadata?.deletionTimestamp) return 'violation';
+  for (const uid of pods) if (!activeOnNode.has(uid)) return 'violation';
+  return markedForRemoval(node) ? 'marked' : 'withdrawn';
+}
+
 interface Suspect {
   /** The violation it becomes. */
   what: string;
@@ -196,14 +208,12 @@ export class InvariantChecker {
   /** Suspects settle: withdrawn when the mark went and the node and its pods stayed; a violation when the node or one of those pods went. */
   private settleSuspects(deleted?: V1Node): void {
     for (const [name, suspect] of this.suspects) {
-      const node = this.nodes.get(undefined, name);
-      const gone = deleted?.metadata?.name === name || !node || Boolean(node.metadata?.deletionTimestamp);
-      const onNode = new Set(this.activePodsOn(name).map((p) => p.metadata?.uid ?? ''));
-      const podGone = [...suspect.pods].some((uid) => !onNode.has(uid));
-      if (gone || podGone) {
+      const node = deleted?.metadata?.name === name ? undefined : this.nodes.get(undefined, name);
+      const outcome = suspectOutcome(suspect.pods, node, new Set(this.activePodsOn(name).map((p) => p.metadata?.uid ?? '')));
+      if (outcome === 'violation') {
         this.suspects.delete(name);
         this.violate(suspect.what);
-      } else if (!markedForRemoval(node)) {
+      } else if (outcome === 'withdrawn') {
         this.suspects.delete(name);
         this.judged.delete(name);
         this.withdrawn.push({ node: name, pods: suspect.pods.size, at: Date.now() });
