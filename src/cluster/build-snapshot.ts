@@ -86,6 +86,21 @@ const validObjects = new WeakSet<KubernetesObject>();
 const parsedNodeMemo = new WeakMap<V1Node, { allocatable: Resources; taints: V1Taint[] }>();
 /** null: the template reports no capacity. */
 const templateCapacityMemo = new WeakMap<KubernetesObject, InfrastructureTemplateCapacity | null>();
+/**
+ * A Node's labels with its Machine's node labels, by the two label objects: the same
+ * object from build to build, so a SnapshotBuilder's learned node shapes (compared by
+ * identity) are kept while neither changes.
+ */
+const syncedLabelsMemo = new WeakMap<object, WeakMap<object, Record<string, string>>>();
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+function labelsWithMachine(nodeLabels: Record<string, string> | undefined, machineLabels: Readonly<Record<string, string>>): Record<string, string> {
+  const own = nodeLabels ?? NO_LABELS;
+  let byMachine = syncedLabelsMemo.get(own);
+  if (!byMachine) syncedLabelsMemo.set(own, (byMachine = new WeakMap()));
+  let labels = byMachine.get(machineLabels);
+  if (!labels) byMachine.set(machineLabels, (labels = { ...own, ...nodeSyncedLabels(machineLabels) }));
+  return labels;
+}
 
 /** memo's value for o, else fn() through guard (a success is remembered; a failure is reported again next time). */
 function memoized<K extends object, V>(memo: WeakMap<K, V>, o: K, guard: <T>(fn: () => T) => T | undefined, fn: () => V): V | undefined {
@@ -219,7 +234,7 @@ export function buildSnapshot(objects: ClusterObjects, options: BuildSnapshotOpt
       name,
       // CAPI keeps its Machine's node labels on the Node (re-applied on every reconcile);
       // a new Node has them a moment after it appears, so count them from the start.
-      labels: machine ? { ...node.metadata?.labels, ...nodeSyncedLabels(machine.labels) } : node.metadata?.labels ?? {},
+      labels: machine ? labelsWithMachine(node.metadata?.labels, machine.labels) : node.metadata?.labels ?? {},
       taints,
       allocatable,
       pods: podsCounted(podsByNode.get(name) ?? [], cutoff, sorted.nominated.get(name)) as SchedulingPod[],

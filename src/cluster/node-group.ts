@@ -44,8 +44,9 @@ export function learnNodeShape(nodes: ReadonlyArray<{ allocatable: Resources; la
   const first = nodes[0];
   if (!first) return undefined;
   const allocatable: Resources = { ...first.allocatable };
-  const labels: Record<string, string> = { ...first.labels };
-  delete labels[HOSTNAME_LABEL];
+  // The first node's label keys that every node has with the same value (a key list,
+  // not deletes from an object: this runs over every Ready node of a group).
+  let labelKeys = Object.keys(first.labels).filter((k) => k !== HOSTNAME_LABEL);
   let taints = first.taints.filter((t) => !isLifecycleTaint(t));
   for (let i = 1; i < nodes.length; i++) {
     const n = nodes[i]!;
@@ -54,10 +55,12 @@ export function learnNodeShape(nodes: ReadonlyArray<{ allocatable: Resources; la
       if (v === undefined) delete allocatable[k];
       else if (v < allocatable[k]!) allocatable[k] = v;
     }
-    for (const k in labels) if (n.labels[k] !== labels[k]) delete labels[k];
+    if (n.labels !== first.labels) labelKeys = labelKeys.filter((k) => n.labels[k] === first.labels[k]);
     taints = taints.filter((t) => n.taints.some((o) => o.key === t.key && o.effect === t.effect && (o.value ?? '') === (t.value ?? '')));
   }
   for (const k in allocatable) if (!(allocatable[k]! > 0)) delete allocatable[k];
+  const labels: Record<string, string> = {};
+  for (const k of labelKeys) labels[k] = first.labels[k]!;
   return { allocatable, labels, taints };
 }
 

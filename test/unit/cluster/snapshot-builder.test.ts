@@ -129,6 +129,29 @@ describe('SnapshotBuilder', () => {
     expect(build(o)).to.deep.equal(buildSnapshot(fresh(o)));
   });
 
+  it('keeps a node\'s labels (its own and its Machine\'s node labels) the same object while neither changes, so learned shapes are kept', () => {
+    const o = objects();
+    const first = build(o);
+    const withMachine = first.nodes.filter((n) => n.machine && !n.inFlight);
+    expect(withMachine.length, 'nodes with a Machine in the fixture').to.be.greaterThan(0);
+    // A pod deleted: a new build (pods changed), the nodes and Machines the same objects.
+    const i = o.pods.findIndex((p) => p.spec?.nodeName === NODE);
+    const fewer: ClusterObjects = { ...o, pods: o.pods.toSpliced(i, 1) };
+    const second = build(fewer);
+    expect(second).to.not.equal(first);
+    expect(second).to.deep.equal(buildSnapshot(fresh(fewer)));
+    for (const n of withMachine) expect(second.nodes.find((m) => m.name === n.name)!.labels, n.name).to.equal(n.labels);
+    // A node's own labels changed: its labels are a new object, with the change.
+    const j = o.nodes.findIndex((n) => n.metadata?.name === withMachine[0]!.name);
+    const node = o.nodes[j]!;
+    const labelled: ClusterObjects = { ...fewer, nodes: fewer.nodes.with(j, { ...node, metadata: { ...node.metadata, labels: { ...node.metadata?.labels, extra: 'x' } } }) };
+    const third = build(labelled);
+    const relabelled = third.nodes.find((m) => m.name === withMachine[0]!.name)!.labels;
+    expect(relabelled).to.not.equal(withMachine[0]!.labels);
+    expect(relabelled).to.include({ extra: 'x' });
+    expect(third).to.deep.equal(buildSnapshot(fresh(labelled)));
+  });
+
   it('a Node heartbeat (new object, new condition times and resourceVersion) keeps the last snapshot; a change it reads does not', () => {
     const o = objects();
     const first = build(o);
