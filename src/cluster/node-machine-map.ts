@@ -46,19 +46,73 @@ export interface NodeMachineMap {
  * (MachineSets of a MachineDeployment are never groups of their own), else itself.
  */
 export function resolveMachineSetGroup(ms: NodeGroupView): string {
-  const md = ms.ownerReferences.find((o) => o.kind === 'MachineDeployment' && o.controller !== false);
-  if (md) return `MachineDeployment/${ms.namespace}/${md.name}`;
-  const label = ms.labels[DEPLOYMENT_NAME_LABEL];
-  return label ? `MachineDeployment/${ms.namespace}/${label}` : ms.id;
+  let id = resolvedSets.get(ms);
+  if (id === undefined) {
+    const md = ms.ownerReferences.find((o) => o.kind === 'MachineDeployment' && o.controller !== false);
+    const label = ms.labels[DEPLOYMENT_NAME_LABEL];
+    id = md ? `MachineDeployment/${ms.namespace}/${md.name}` : label ? `MachineDeployment/${ms.namespace}/${label}` : ms.id;
+    resolvedSets.set(ms, id);
+  }
+  return id;
+}
+
+/*
+ * Memos of what depends on one view or Node alone (views are parsed once per object and,
+ * like Nodes, immutable: a change is a new object). Why: mapping runs on every snapshot
+ * build whose Nodes or Machines changed, and building the same key strings and
+ * normalising the same providerIDs again was most of its time. The strings are the same
+ * objects from call to call, so the maps below hash them once.
+ */
+const resolvedSets = new WeakMap<NodeGroupView, string>();
+
+/** How a Machine names its group: a MachineSet to look up first, then a group id or another MachineSet. */
+interface MachineRefs {
+  /** `namespace/name`. */
+  key: string;
+  providerID: string | undefined;
+  /** Its owning MachineSet's group id (`MachineSet/ns/name`), looked up among the groups. */
+  ownerSet?: string;
+  /** Else: the group it names by owner or label, or a MachineSet (by label) to look up. */
+  group?: string;
+  labelSet?: string;
+}
+const machineRefsMemo = new WeakMap<MachineView, MachineRefs>();
+const nodeProviderIDs = new WeakMap<V1Node, string | null>();
+
+function machineRefs(m: MachineView): MachineRefs {
+  let r = machineRefsMemo.get(m);
+  if (r) return r;
+  r = { key: `${m.namespace}/${m.name}`, providerID: m.providerID ? normalizeProviderID(m.providerID) : undefined };
+  const owner = m.ownerReferences.find((o) => o.controller === true) ?? m.ownerReferences[0];
+  if (owner?.kind === 'MachinePool') r.group = `MachinePool/${m.namespace}/${owner.name}`;
+  else if (owner?.kind === 'MachineDeployment') r.group = `MachineDeployment/${m.namespace}/${owner.name}`;
+  else {
+    if (owner?.kind === 'MachineSet') r.ownerSet = `MachineSet/${m.namespace}/${owner.name}`;
+    const md = m.labels[DEPLOYMENT_NAME_LABEL];
+    const pool = m.labels[POOL_NAME_LABEL];
+    const set = m.labels[SET_NAME_LABEL];
+    if (md) r.group = `MachineDeployment/${m.namespace}/${md}`;
+    else if (pool) r.group = `MachinePool/${m.namespace}/${pool}`;
+    else if (set) r.labelSet = `MachineSet/${m.namespace}/${set}`;
+  }
+  machineRefsMemo.set(m, r);
+  return r;
+}
+
+function nodeProviderID(node: V1Node): string | undefined {
+  let pid = nodeProviderIDs.get(node);
+  if (pid === undefined) nodeProviderIDs.set(node, (pid = node.spec?.providerID ? normalizeProviderID(node.spec.providerID) : null));
+  return pid ?? undefined;
 }
 
 export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly MachineView[], groups: readonly NodeGroupView[]): NodeMachineMap {
   const byId = new Map<string, NodeGroupView>();
   for (const g of groups) byId.set(g.id, g);
-  const setGroup = (ns: string, name: string): string | undefined => {
-    const ms = byId.get(`MachineSet/${ns}/${name}`);
+  const setGroupById = (id: string): string | undefined => {
+    const ms = byId.get(id);
     return ms ? resolveMachineSetGroup(ms) : undefined;
   };
+  const setGroup = (ns: string, name: string): string | undefined => setGroupById(`MachineSet/${ns}/${name}`);
   const known = (id: string) => (byId.has(id) ? id : undefined);
 
   const groupOfMachine = new Map<string, string>();
@@ -69,12 +123,13 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
   const machineByNodeName = new Map<string, MachineView>();
   const machineByName = new Map<string, MachineView | null>(); // null: the name is ambiguous across namespaces
   for (const m of machines) {
-    const key = `${m.namespace}/${m.name}`;
+    const refs = machineRefs(m);
+    const key = refs.key;
     machineByKey.set(key, m);
     machineByName.set(m.name, machineByName.has(m.name) ? null : m);
-    if (m.providerID) machineByProviderID.set(normalizeProviderID(m.providerID), m);
+    if (refs.providerID) machineByProviderID.set(refs.providerID, m);
     if (m.nodeName) machineByNodeName.set(m.nodeName, m);
-    const g = groupOfMachineView(m, setGroup);
+    const g = (refs.ownerSet ? setGroupById(refs.ownerSet) : undefined) ?? refs.group ?? (refs.labelSet ? setGroupById(refs.labelSet) : undefined);
     if (g) {
       groupOfMachine.set(key, g);
       groupOfView.set(m, g);
@@ -95,7 +150,7 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
   for (const node of nodes) {
     const name = node.metadata?.name;
     if (!name) continue;
-    const pid = node.spec?.providerID ? normalizeProviderID(node.spec.providerID) : undefined;
+    const pid = nodeProviderID(node);
     const ann = node.metadata?.annotations ?? {};
     let machine = machineByNodeName.get(name) ?? (pid ? machineByProviderID.get(pid) : undefined);
     if (!machine && ann[MACHINE_ANNOTATION]) {
@@ -130,23 +185,6 @@ export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly Ma
     list.push(m);
   }
   return { machineOfNode, groupOfNode, groupOfMachine, nodesOfGroup, pendingMachinesOfGroup };
-}
-
-function groupOfMachineView(m: MachineView, setGroup: (ns: string, name: string) => string | undefined): string | undefined {
-  const owner = m.ownerReferences.find((o) => o.controller === true) ?? m.ownerReferences[0];
-  if (owner?.kind === 'MachineSet') return setGroup(m.namespace, owner.name) ?? labelGroup(m, setGroup);
-  if (owner?.kind === 'MachinePool') return `MachinePool/${m.namespace}/${owner.name}`;
-  if (owner?.kind === 'MachineDeployment') return `MachineDeployment/${m.namespace}/${owner.name}`;
-  return labelGroup(m, setGroup);
-}
-
-function labelGroup(m: MachineView, setGroup: (ns: string, name: string) => string | undefined): string | undefined {
-  const md = m.labels[DEPLOYMENT_NAME_LABEL];
-  if (md) return `MachineDeployment/${m.namespace}/${md}`;
-  const pool = m.labels[POOL_NAME_LABEL];
-  if (pool) return `MachinePool/${m.namespace}/${pool}`;
-  const set = m.labels[SET_NAME_LABEL];
-  return set ? setGroup(m.namespace, set) : undefined;
 }
 
 function groupFromNodeAnnotations(
