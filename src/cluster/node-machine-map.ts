@@ -41,21 +41,6 @@ export interface NodeMachineMap {
   pendingMachinesOfGroup: Map<string, MachineView[]>;
 }
 
-/**
- * The group id a MachineSet stands for: its controlling MachineDeployment if any
- * (MachineSets of a MachineDeployment are never groups of their own), else itself.
- */
-export function resolveMachineSetGroup(ms: NodeGroupView): string {
-  let id = resolvedSets.get(ms);
-  if (id === undefined) {
-    const md = ms.ownerReferences.find((o) => o.kind === 'MachineDeployment' && o.controller !== false);
-    const label = ms.labels[DEPLOYMENT_NAME_LABEL];
-    id = md ? `MachineDeployment/${ms.namespace}/${md.name}` : label ? `MachineDeployment/${ms.namespace}/${label}` : ms.id;
-    resolvedSets.set(ms, id);
-  }
-  return id;
-}
-
 /*
  * Memos of what depends on one view or Node alone (views are parsed once per object and,
  * like Nodes, immutable: a change is a new object). Why: mapping runs on every snapshot
@@ -103,6 +88,21 @@ function nodeProviderID(node: V1Node): string | undefined {
   let pid = nodeProviderIDs.get(node);
   if (pid === undefined) nodeProviderIDs.set(node, (pid = node.spec?.providerID ? normalizeProviderID(node.spec.providerID) : null));
   return pid ?? undefined;
+}
+
+/**
+ * The group id a MachineSet stands for: its controlling MachineDeployment if any
+ * (MachineSets of a MachineDeployment are never groups of their own), else itself.
+ */
+export function resolveMachineSetGroup(ms: NodeGroupView): string {
+  let id = resolvedSets.get(ms);
+  if (id === undefined) {
+    const md = ms.ownerReferences.find((o) => o.kind === 'MachineDeployment' && o.controller !== false);
+    const label = ms.labels[DEPLOYMENT_NAME_LABEL];
+    id = md ? `MachineDeployment/${ms.namespace}/${md.name}` : label ? `MachineDeployment/${ms.namespace}/${label}` : ms.id;
+    resolvedSets.set(ms, id);
+  }
+  return id;
 }
 
 export function mapNodesToGroups(nodes: readonly V1Node[], machines: readonly MachineView[], groups: readonly NodeGroupView[]): NodeMachineMap {
