@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../../provisioning/clock.js';
 import { occupiesNode } from '../validation.js';
-import type { DisruptionNodePort, PodRef } from './node-port.js';
+import type { DisruptionNodePort, FreshNode, PodRef } from './node-port.js';
 
 /**
  * Drains a tainted node through the Eviction API before its Machine is removed
@@ -10,7 +10,10 @@ import type { DisruptionNodePort, PodRef } from './node-port.js';
  * each pod's terminationGracePeriodSeconds; a refusal (429: a PDB allows no
  * disruption now) is retried with exponential back-off (its Retry-After when given).
  * The drain ends when no such pod is left, and is given up, with the node kept, when
- * the deadline passes, the loop stops, or `cancel` says pending pods need the node.
+ * the deadline passes, the loop stops, `cancel` says pending pods need the node, or
+ * `invalid` finds on a read what the decision did not plan for (a pod bound after it:
+ * kube-scheduler may bind to the node for a while before it sees the taint, and the
+ * drain must not evict a pod the decision never found a place for).
  */
 
 export interface DrainOptions {
@@ -25,6 +28,11 @@ export interface DrainOptions {
   mayAct: () => boolean;
   /** Why the node must be kept after all (pending pods need it), or undefined. Asked once per poll. */
   cancel?: () => Promise<string | undefined>;
+  /**
+   * Why the node must be kept on this fresh read (pods terminating already left out), or
+   * undefined. Asked on every read, before any eviction.
+   */
+  invalid?: (fresh: FreshNode) => string | undefined;
 }
 
 export const DEFAULT_DRAIN: Omit<DrainOptions, 'mayAct' | 'cancel'> = { timeoutMs: 600_000, pollMs: 1000, backoffMs: 1000, maxBackoffMs: 30_000 };
@@ -35,6 +43,11 @@ export type DrainOutcome =
 
 function refOf(p: V1Pod): PodRef {
   return { namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' };
+}
+
+/** The node with only the pods that are not already leaving it. */
+export function withoutTerminating(fresh: FreshNode): FreshNode {
+  return fresh.pods.some((p) => p.metadata?.deletionTimestamp) ? { ...fresh, pods: fresh.pods.filter((p) => !p.metadata?.deletionTimestamp) } : fresh;
 }
 
 const sleep = (clock: Clock, ms: number) => new Promise<void>((resolve) => clock.setTimer(ms, resolve));
@@ -56,6 +69,8 @@ export async function drainNode(node: string, nodes: DisruptionNodePort, clock: 
     if (!opts.mayAct()) return out('disruption stopped during the drain');
     const fresh = await nodes.readNode(node);
     if (!fresh) return out();
+    const invalid = opts.invalid?.(withoutTerminating(fresh));
+    if (invalid) return out(invalid);
     const movable = fresh.pods.filter((p) => occupiesNode(p) && !gone.has(p.metadata?.uid ?? ''));
     if (movable.length === 0) return out();
     const waiting = movable.length;

@@ -3,8 +3,8 @@ import type { Clock } from '../../provisioning/clock.js';
 import { STANDALONE_GROUP_PREFIX } from '../../provisioning/standalone.js';
 import type { Removal } from '../removal.js';
 import { invalidated } from '../validation.js';
-import { drainNode, type DrainOptions } from './drain.js';
-import type { DisruptionNodePort } from './node-port.js';
+import { drainNode, withoutTerminating, type DrainOptions } from './drain.js';
+import type { DisruptionNodePort, FreshNode } from './node-port.js';
 import type { Log } from '../../api/log.js';
 
 /**
@@ -12,7 +12,8 @@ import type { Log } from '../../api/log.js';
  * disruption/orchestration): taint every chosen node NoSchedule, let the taint
  * reach kube-scheduler, read each node again fresh and re-check it (pods,
  * do-not-disrupt, budgets), drain the nodes that pass through the Eviction API
- * (drain.ts, all at once), then remove the Machines, one replicas write per group
+ * (drain.ts, all at once; a pod bound meanwhile stops the drain), read each node a last
+ * time (the same check), then remove the Machines, one replicas write per group
  * (deleteMachines: each marked cluster.x-k8s.io/delete-machine, then replicas lowered
  * by their number), or untaint the node when the check fails, the drain is given up
  * or cancelled. See
@@ -115,18 +116,30 @@ export async function executeRemovals(removals: readonly Removal[], deps: Execut
       finish({ removal: r, kind: 'kept', why });
     }
   }
-  // 2. Drain every node that passed, at once (each waits on its own pods' grace periods).
+  // 2. Drain every node that passed, at once (each waits on its own pods' grace periods),
+  // then look once more: a pod bound since the re-check (kube-scheduler not yet seeing the
+  // taint) was never given a place, so its node stays.
+  const invalid = (r: Removal) => (fresh: FreshNode) => invalidated(r, fresh, opts.expendablePodsPriorityCutoff);
   const drained = await Promise.all(checked.map(async (r): Promise<Removal | undefined> => {
-    if (!opts.drain || !deps.nodes.evictPod) return r;
-    try {
-      const d = await drainNode(r.node, deps.nodes, deps.clock, { ...opts.drain, mayAct: opts.mayAct, ...(opts.cancel ? { cancel: () => opts.cancel!(r) } : {}) });
-      if (d.drained) return r;
-      await untaint(r);
-      finish({ removal: r, kind: 'kept', why: d.why });
-    } catch (err) {
-      await untaint(r);
-      finish({ removal: r, kind: 'error', error: `draining the node failed: ${(err as Error).message}` });
+    if (opts.drain && deps.nodes.evictPod) {
+      try {
+        const d = await drainNode(r.node, deps.nodes, deps.clock, {
+          ...opts.drain, mayAct: opts.mayAct, invalid: invalid(r), ...(opts.cancel ? { cancel: () => opts.cancel!(r) } : {}),
+        });
+        if (!d.drained) {
+          await untaint(r);
+          finish({ removal: r, kind: 'kept', why: d.why });
+          return undefined;
+        }
+      } catch (err) {
+        await untaint(r);
+        finish({ removal: r, kind: 'error', error: `draining the node failed: ${(err as Error).message}` });
+        return undefined;
+      }
     }
+    const o = await lastLook(r, deps, invalid(r), untaint);
+    if (!o) return r;
+    finish(o);
     return undefined;
   }));
   // 3. One write per group: the Machines of a group go in one deleteMachines (the actuator
@@ -228,6 +241,25 @@ async function recheck(
   } catch (err) {
     await untaint(r);
     return { removal: r, kind: 'error', error: (err as Error).message };
+  }
+}
+
+/**
+ * The read just before the Machine goes (after the drain, if any): an outcome when the
+ * node must stay after all (or is gone), undefined when it may go. Pods already
+ * terminating are leaving anyway and do not count.
+ */
+async function lastLook(r: Removal, deps: ExecutionDeps, invalid: (fresh: FreshNode) => string | undefined, untaint: (r: Removal) => Promise<void>): Promise<Outcome | undefined> {
+  try {
+    const fresh = await deps.nodes.readNode(r.node);
+    if (!fresh) return { removal: r, kind: 'gone' };
+    const why = invalid(withoutTerminating(fresh));
+    if (!why) return undefined;
+    await untaint(r);
+    return { removal: r, kind: 'kept', why };
+  } catch (err) {
+    await untaint(r);
+    return { removal: r, kind: 'error', error: `the last look at the node failed: ${(err as Error).message}` };
   }
 }
 

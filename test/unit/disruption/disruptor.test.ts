@@ -243,6 +243,30 @@ describe('Disruptor', () => {
       expect(d.disrupting().size).to.equal(0);
     });
 
+    it('a pod bound after the re-check (kube-scheduler late to see the taint) is never evicted: the node is kept, with and without a drain', async () => {
+      const run = async (drain: boolean) => {
+        const { d, clock, actuator, nodes } = disruptor(cluster(ONE_AT_A_TIME));
+        const evicted: string[] = [];
+        if (drain) nodes.evictPod = async (p) => { evicted.push(p.name); return { kind: 'evicted' }; };
+        // The re-check's read shows n-1 empty; every read after it shows the late pod.
+        const readNode = nodes.readNode.bind(nodes);
+        let reads = 0;
+        nodes.readNode = async (name) => {
+          if (name === 'n-1' && ++reads === 2) nodes.boundLater.set('n-1', [bound('late', 'n-1', 'ReplicaSet')]);
+          return readNode(name);
+        };
+        await clock.advance(30_000);
+        const r = await d.pass();
+        expect(reads, 'read after the re-check').to.be.at.least(2);
+        expect(actuator.deletes).to.deep.equal([]);
+        expect(evicted).to.deep.equal([]);
+        expect(nodes.log).to.deep.equal(['taint n-1', 'untaint n-1']);
+        expect(r.kept.find((k) => k.node === 'n-1')?.why).to.match(/pod default\/late was bound to the node after the decision/);
+      };
+      await run(false);
+      await run(true);
+    });
+
     it('a do-not-disrupt pod or node annotation that appeared meanwhile stops the delete', async () => {
       const late = { ...bound('ds-late', 'n-1', 'DaemonSet', '100m'), metadata: { ...bound('ds-late', 'n-1', 'DaemonSet').metadata, annotations: { [DO_NOT_DISRUPT_ANNOTATION]: 'true' } } };
       const a = disruptor(cluster(ONE_AT_A_TIME));

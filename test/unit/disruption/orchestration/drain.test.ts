@@ -96,6 +96,30 @@ describe('drain through the Eviction API', () => {
     expect(stopped).to.deep.include({ drained: false, why: 'disruption stopped during the drain' });
   });
 
+  it('stops, evicting nothing more, when a read shows what the decision did not plan for (a pod bound meanwhile); terminating pods are left out of that check', async () => {
+    const clock = new ManualClock();
+    const node = new FakeNode(clock, [pod('a')], 5000);
+    const seen: string[][] = [];
+    // The pod kube-scheduler binds to the node after the first eviction (before it saw the taint).
+    const evict = node.evictPod.bind(node);
+    node.evictPod = async (ref) => {
+      const r = await evict(ref);
+      node.pods.push(pod('late'));
+      return r;
+    };
+    const out = await run(clock, node, {
+      invalid: (fresh) => {
+        seen.push(fresh.pods.map((p) => p.metadata!.name!));
+        const other = fresh.pods.find((p) => p.metadata!.name !== 'a');
+        return other ? `pod ${other.metadata!.name} was bound after the decision` : undefined;
+      },
+    });
+    expect(out).to.deep.equal({ drained: false, why: 'pod late was bound after the decision', evicted: 1, refusals: 0 });
+    expect(node.attempts.map((a) => a.pod)).to.deep.equal(['a']);
+    // The second read had `a` terminating: it was not shown to the check.
+    expect(seen).to.deep.equal([['a'], ['late']]);
+  });
+
   it('a pod the API server no longer has is not waited for', async () => {
     const clock = new ManualClock();
     const node = new FakeNode(clock, [pod('a')], 0, () => ({ kind: 'gone' }));
