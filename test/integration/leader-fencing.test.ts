@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { UnstructuredObject } from '../../src/api/unstructured-object.js';
 import { Informer } from '../../src/kube/informer.js';
-import { KubeClient } from '../../src/kube/kube-client.js';
+import { KubeClient, isConflict } from '../../src/kube/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createTestNamespace, deleteTestNamespace } from '../harness/namespace.js';
 import { eventually } from '../harness/wait.js';
@@ -128,9 +128,18 @@ describe('leader election fencing on a real control plane', function () {
         await eventually('a cycle to be solving', async () => s.solveStarts() > 0, { timeoutMs: 20_000, intervalMs: 20 });
         // Another holder writes the Lease (for an hour: the controller cannot win it back).
         const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${s.ns}/leases/headroom-controller`;
-        const lease = await s.client.get<UnstructuredObject & { spec: Record<string, unknown> }>(leasePath);
-        const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-        await s.client.request('PUT', leasePath, { body: { ...lease, spec: { ...lease.spec, holderIdentity: 'thief', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } } });
+        // The leader renews every 500 ms, so a read-then-write can lose to a renewal (409):
+        // read again and retry, as any other holder would.
+        for (let attempt = 1; ; attempt++) {
+          const lease = await s.client.get<UnstructuredObject & { spec: Record<string, unknown> }>(leasePath);
+          const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+          try {
+            await s.client.request('PUT', leasePath, { body: { ...lease, spec: { ...lease.spec, holderIdentity: 'thief', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } } });
+            break;
+          } catch (err) {
+            if (!isConflict(err) || attempt >= 10) throw err;
+          }
+        }
         const before = await s.md();
         await eventually('a to notice the loss', async () => !s.ctl.isLeader(), { timeoutMs: 5000, intervalMs: 20 });
         // Past the end of the slow solve, and then some: an unfenced cycle would scale now.
