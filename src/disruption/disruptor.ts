@@ -295,15 +295,43 @@ export class Disruptor {
   }
 
   /**
-   * False only when no decision of this pass can remove a node: expiry is off (or no
-   * pool sets expireAfter), no standalone Machine has drifted from its pool's template
-   * (`templates`, the last snapshot's), and no node has been empty for the shortest consolidateAfter.
+   * False only when no decision of this pass can remove a node: consolidation is not due
+   * and nothing else may remove one (onlyConsolidation).
    */
   private mayRemove(settings: PassSettings, templates: Readonly<Record<string, PoolTemplate>>, now: number, objects: ClusterObjects, predicted: readonly SchedulingPod[] | undefined): boolean {
-    if (this.expiryOn(settings) || this.consolidationDue(settings, objects, now, predicted) || driftedMachines(templates, objects.machines).size > 0) return true;
+    return this.consolidationDue(settings, objects, now, predicted) || !this.onlyConsolidation(settings, templates, now, objects);
+  }
+
+  /**
+   * True when consolidation is the only method that may remove a node this pass: expiry is
+   * off (or no pool sets expireAfter), no standalone Machine has drifted from its pool's
+   * template (`templates`), and no node has been empty for the shortest consolidateAfter.
+   */
+  private onlyConsolidation(settings: PassSettings, templates: Readonly<Record<string, PoolTemplate>>, now: number, objects: ClusterObjects): boolean {
+    if (this.expiryOn(settings) || driftedMachines(templates, objects.machines).size > 0) return false;
     const after = shortestConsolidateAfter(settings.all);
-    for (const since of this.empty.emptySince().values()) if (now - since >= after) return true;
-    return false;
+    for (const since of this.empty.emptySince().values()) if (now - since >= after) return false;
+    return true;
+  }
+
+  /**
+   * Whether capacity is being added for demand now, which starts the delay after add.
+   * In-flight replacements of our own do not count: they are capacity we are swapping,
+   * not adding. Nor does capacity added while only spare is pending (the forecast's
+   * jitter margin, a CapacityBuffer): the predicted pods that asked for it keep it for as
+   * long as they are wanted, inside every what-if (spare.ts's keep window). The delay
+   * guards capacity added for demand: pods that wait, or a rise the forecast acts on.
+   */
+  private noteAdding(snapshot: ClusterSnapshot, now: number): void {
+    const replacing = this.replacements.oldNodes().size > 0;
+    const forDemand = snapshot.pendingPods.some((p) => !p.predicted || p.predictedDemand);
+    if (!replacing && forDemand && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
+  }
+
+  /** Consolidation may run this pass: on, due, capacity settled since the last add, and no removal of ours under way. */
+  private consolidationMayRun(settings: PassSettings, objects: ClusterObjects, now: number, predicted: readonly SchedulingPod[] | undefined): boolean {
+    return now - this.lastAddingAt >= this.opts.consolidationDelayAfterAddMs && !this.underWay.anyRemoving()
+      && this.replacements.oldNodes().size === 0 && !!this.opts.consolidation && this.consolidationDue(settings, objects, now, predicted);
   }
 
   /** One decision pass on the current state. Exposed for tests and the simulator. */
@@ -341,6 +369,13 @@ export class Disruptor {
     const settings = passSettings(snapshot, this.poolless, scaleDownOptionsByGroup(objects));
     this.lastSettings = { nodePools: objects.nodePools, nodeGroups: objects.nodeGroups, settings, templates: snapshot.templates };
     const { settingsOf } = settings;
+    // Consolidation is the only method that could act, and it may not run now (most often:
+    // capacity is still being added): the rest of the pass would decide nothing, so only
+    // its record of capacity being added is kept. Same outcome, and no solve.
+    if (orphans.length === 0 && this.replacements.oldNodes().size === 0 && this.onlyConsolidation(settings, snapshot.templates, now, objects)) {
+      this.noteAdding(snapshot, now);
+      if (!this.consolidationMayRun(settings, objects, now, predicted)) return done();
+    }
     const emptySince = this.empty.emptySince();
     if (orphans.length > 0) await untaintOrphans(snapshot, orphans, this.deps.nodes, (m, about) => this.log(m, about));
     const disrupting = this.underWay.removingNodes();
@@ -388,17 +423,9 @@ export class Disruptor {
         if (await this.replacements.begin([r], snapshot, now, reason)) this.log(reason, { kind: 'Node', name: r.node });
       }
     }
-    // In-flight replacements of our own do not count: they are capacity we are swapping, not adding.
-    // Nor does capacity added while only spare is pending (the forecast's jitter margin, a
-    // CapacityBuffer): the predicted pods that asked for it keep it for as long as they are
-    // wanted, inside every what-if (spare.ts's keep window). The delay guards capacity
-    // added for demand: pods that wait, or a rise the forecast acts on.
-    const replacing = this.replacements.oldNodes().size > 0;
-    const forDemand = snapshot.pendingPods.some((p) => !p.predicted || p.predictedDemand);
-    if (!replacing && forDemand && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
-    const settledCapacity = now - this.lastAddingAt >= this.opts.consolidationDelayAfterAddMs;
+    this.noteAdding(snapshot, now);
     // One consolidation at a time, as Karpenter: not while other removals of ours are under way.
-    if (removals.length === 0 && settledCapacity && !this.underWay.anyRemoving() && !replacing && this.opts.consolidation && this.consolidationDue(settings, objects, now, predicted)) {
+    if (removals.length === 0 && this.opts.consolidation && this.consolidationMayRun(settings, objects, now, predicted)) {
       const admissible = this.deps.admissible?.(objects);
       const consolidated = await decideConsolidation({
         snapshot, settingsOf, settledSince: this.settled.settledSince(), now, allowance, solve: this.deps.solve, keep,
