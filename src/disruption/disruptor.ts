@@ -7,6 +7,7 @@ import type { ClusterSnapshot, PoolTemplate } from '../cluster/snapshot.js';
 import type { ClusterStateSource } from '../cluster/state.js';
 import type { Clock } from '../provisioning/clock.js';
 import type { SchedulingPod } from '../scheduling/scheduling-pod.js';
+import { isDemand } from '../scheduling/pod-demand.js';
 import { DEFAULT_DISRUPTION, DisruptionAllowance } from './allowance.js';
 import { decideConsolidation, type ConsolidationOptions } from './consolidation.js';
 import type { CandidateSetFilter } from './consolidation-candidates.js';
@@ -158,6 +159,18 @@ function sameElements(a: readonly unknown[], b: readonly unknown[]): boolean {
   return true;
 }
 
+/** A pending pod that is demand: a real one, or a predicted one the forecast acts on (not spare). */
+const isPendingDemand = (p: SchedulingPod) => !p.predicted || !!p.predictedDemand;
+
+/**
+ * Whether any pod is, or may be, demand waiting for capacity: without a build, a pod that
+ * may be pending (isDemand, which every snapshot's pending pod passes), or a predicted pod
+ * that is demand.
+ */
+function demandPending(pods: readonly V1Pod[], predicted: readonly SchedulingPod[] | undefined): boolean {
+  return pods.some(isDemand) || !!predicted?.some(isPendingDemand);
+}
+
 export class Disruptor {
   private readonly opts: Required<Omit<DisruptorOptions, 'extraPendingPods' | 'drain' | 'defaultBudgets'>> & Pick<DisruptorOptions, 'extraPendingPods'>;
   private readonly drain: typeof DEFAULT_DRAIN | undefined;
@@ -295,14 +308,6 @@ export class Disruptor {
   }
 
   /**
-   * False only when no decision of this pass can remove a node: consolidation is not due
-   * and nothing else may remove one (onlyConsolidation).
-   */
-  private mayRemove(settings: PassSettings, templates: Readonly<Record<string, PoolTemplate>>, now: number, objects: ClusterObjects, predicted: readonly SchedulingPod[] | undefined): boolean {
-    return this.consolidationDue(settings, objects, now, predicted) || !this.onlyConsolidation(settings, templates, now, objects);
-  }
-
-  /**
    * True when consolidation is the only method that may remove a node this pass: expiry is
    * off (or no pool sets expireAfter), no standalone Machine has drifted from its pool's
    * template (`templates`), and no node has been empty for the shortest consolidateAfter.
@@ -324,8 +329,7 @@ export class Disruptor {
    */
   private noteAdding(snapshot: ClusterSnapshot, now: number): void {
     const replacing = this.replacements.oldNodes().size > 0;
-    const forDemand = snapshot.pendingPods.some((p) => !p.predicted || p.predictedDemand);
-    if (!replacing && forDemand && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
+    if (!replacing && snapshot.pendingPods.some(isPendingDemand) && snapshot.nodes.some((n) => n.inFlight)) this.lastAddingAt = now;
   }
 
   /** Consolidation may run this pass: on, due, capacity settled since the last add, and no removal of ours under way. */
@@ -359,7 +363,12 @@ export class Disruptor {
     const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last : undefined;
     // Predicted pods first: room one no longer needs is a reason to look again (consolidation-due.ts).
     const predicted = this.opts.extraPendingPods?.(objects);
-    if (orphans.length === 0 && known && !this.mayRemove(known.settings, known.templates, now, objects, predicted) && !this.replacements.oldNodes().size) return done();
+    if (orphans.length === 0 && known && !this.replacements.oldNodes().size && this.onlyConsolidation(known.settings, known.templates, now, objects)) {
+      if (!this.consolidationDue(known.settings, objects, now, predicted)) return done();
+      // Consolidation may not run (the delay after add, most often), and with no demand
+      // pending this pass would not record capacity being added either (noteAdding).
+      if (!demandPending(objects.pods as V1Pod[], predicted) && !this.consolidationMayRun(known.settings, objects, now, predicted)) return done();
+    }
     // Only a non-empty list: any list turns off the builder's reuse of the last snapshot.
     // Standalone Machines (NodePools with a machineTemplate) are groups too: removed by a delete.
     const snapshot = withStandalonePools(this.snapshots.build(objects, {
