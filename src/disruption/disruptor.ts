@@ -361,9 +361,11 @@ export class Disruptor {
     // The settings are the last snapshot's while the NodePools are the same objects.
     const last = this.lastSettings;
     const known = last && sameElements(last.nodePools, objects.nodePools) && sameElements(last.nodeGroups, objects.nodeGroups) ? last : undefined;
+    // No orphan taint to take back and no replacement of ours under way (neither changes before the snapshot).
+    const quiet = orphans.length === 0 && waiting.size === 0;
     // Predicted pods first: room one no longer needs is a reason to look again (consolidation-due.ts).
     const predicted = this.opts.extraPendingPods?.(objects);
-    if (orphans.length === 0 && known && !this.replacements.oldNodes().size && this.onlyConsolidation(known.settings, known.templates, now, objects)) {
+    if (quiet && known && this.onlyConsolidation(known.settings, known.templates, now, objects)) {
       if (!this.consolidationDue(known.settings, objects, now, predicted)) return done();
       // Consolidation may not run (the delay after add, most often), and with no demand
       // pending this pass would not record capacity being added either (noteAdding).
@@ -381,7 +383,7 @@ export class Disruptor {
     // Consolidation is the only method that could act, and it may not run now (most often:
     // capacity is still being added): the rest of the pass would decide nothing, so only
     // its record of capacity being added is kept. Same outcome, and no solve.
-    if (orphans.length === 0 && this.replacements.oldNodes().size === 0 && this.onlyConsolidation(settings, snapshot.templates, now, objects)) {
+    if (quiet && this.onlyConsolidation(settings, snapshot.templates, now, objects)) {
       this.noteAdding(snapshot, now);
       if (!this.consolidationMayRun(settings, objects, now, predicted)) return done();
     }
